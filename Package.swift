@@ -1,0 +1,41 @@
+// swift-tools-version:6.0
+// IAPBridge: an in-app-purchase SDK for game engines, exported through a C ABI.
+// No package dependencies: the Swift toolchain only.
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "IAPBridge",
+    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15)],
+    products: [
+        // What a desktop engine or Mono loads (libIAPBridge.so / .dylib).
+        .library(name: "IAPBridge", type: .dynamic, targets: ["IAPBridge"]),
+        // What an Xcode project links (libIAPBridgeStatic.a).
+        .library(name: "IAPBridgeStatic", type: .static, targets: ["IAPBridge"]),
+        .executable(name: "iap-demo", targets: ["iap-demo"]),
+    ],
+    targets: [
+        // Tiny C helpers the Swift code needs and the toolchain lacks portably (atomics).
+        .target(name: "CIAPSupport", path: "Sources/CIAPSupport"),
+        // Platform-neutral engine: coordinator, outbox, messages, the Store protocol.
+        .target(name: "IAPCore", dependencies: ["CIAPSupport"], swiftSettings: strict),
+        // The simulated App Store: reads Xcode .storekit catalogs, keeps durable state.
+        .target(name: "IAPSimulator", dependencies: ["IAPCore"], swiftSettings: strict),
+        // The @_cdecl layer: marshalling only.
+        .target(name: "IAPBridge", dependencies: ["IAPCore", "IAPSimulator", "CIAPSupport"], swiftSettings: strict),
+
+        // The demo: a C console game on the simulated store (README's first command).
+        .executableTarget(
+            name: "iap-demo", dependencies: ["IAPBridge"], path: "samples/c-demo",
+            cSettings: [.headerSearchPath("../../include")]),
+        // The C test harness: drives the real C ABI from C; run by the Swift test suite.
+        .executableTarget(
+            name: "iap-c-harness", dependencies: ["IAPBridge"], path: "Tests/c-harness",
+            cSettings: [.headerSearchPath("../../include")]),
+
+        .testTarget(
+            name: "IAPCoreTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge"],
+            swiftSettings: strict),
+    ]
+)

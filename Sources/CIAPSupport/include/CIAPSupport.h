@@ -1,0 +1,26 @@
+/* CIAPSupport: the few helpers IAPBridge's Swift code needs that are best
+ * written in C: lock-free loads/stores for the per-frame poll path, CRC32C
+ * for outbox records, and the per-thread last-error message. Internal to the
+ * SDK; not part of the public header include/iap_bridge.h. */
+#ifndef CIAPSUPPORT_H
+#define CIAPSUPPORT_H
+#include <stdint.h>
+#include <stddef.h>
+
+static inline int64_t iapc_atomic_load_i64(const int64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void iapc_atomic_store_i64(int64_t *p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline int64_t iapc_atomic_add_i64(int64_t *p, int64_t v) { return __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL); }
+
+/* CRC32C (Castagnoli), as used by iSCSI/ext4/LevelDB. `crc` is the running
+ * value (0 to start). */
+uint32_t iapc_crc32c(uint32_t crc, const void *data, size_t len);
+
+/* This thread's last error message. The string is copied; the pointer
+ * returned by iapc_errmsg stays valid until this thread sets another. */
+void iapc_set_errmsg(const char *msg, size_t len);
+const char *iapc_errmsg(void);
+
+/* An empty exported function: the baseline the poll benchmark compares to. */
+void iapc_empty_call(void);
+
+#endif

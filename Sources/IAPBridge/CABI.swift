@@ -1,0 +1,197 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CIAPSupport
+import IAPCore
+
+// The C ABI of include/iap_bridge.h. Marshalling only: every decision lives
+// in IAPCore. Each function validates its arguments, maps errors to the
+// header's codes and never traps on caller input.
+
+private let maxJSONBytes = 64 * 1024
+private let maxProductListBytes = 256 * 1024
+private let maxProductIDBytes = 256
+
+@_cdecl("iap_version")
+public func iap_version() -> UnsafePointer<CChar> {
+    let v: StaticString = "1.0.0"
+    return UnsafeRawPointer(v.utf8Start).assumingMemoryBound(to: CChar.self)
+}
+
+@_cdecl("iap_open")
+public func iap_open(_ configJSON: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    out?.pointee = nil
+    do throws(IAPError) {
+        guard let out else { throw IAPError(.nullArgument, "out is NULL") }
+        let text = try CStrings.bytes(configJSON, name: "config_json", limit: maxJSONBytes)
+        let config = try BridgeConfig.parse(text)
+        let handle = try Registry.register { (counter: UnsafeMutablePointer<Int64>) throws(IAPError) -> Coordinator in
+            let store = try StoreFactory.make(config)
+            do throws(IAPError) {
+                return try Coordinator.open(config: config, store: store, counter: counter)
+            } catch {
+                store.stop()
+                throw error
+            }
+        }
+        out.pointee = handle
+        return IAPCode.ok.rawValue
+    } catch {
+        return report("iap_open", error)
+    }
+}
+
+@_cdecl("iap_close")
+public func iap_close(_ b: OpaquePointer?) -> Int32 {
+    switch Registry.unregister(b) {
+    case .invalid:
+        return report("iap_close", IAPError(.invalidHandle, b == nil ? "the bridge is NULL" : "not a bridge returned by iap_open"))
+    case .closed:
+        return report("iap_close", IAPError(.closed, "the bridge was already closed"))
+    case .open(let c):
+        c.close()
+        Registry.release(b)
+        return IAPCode.ok.rawValue
+    }
+}
+
+@_cdecl("iap_request_products")
+public func iap_request_products(_ b: OpaquePointer?, _ idsJSON: UnsafePointer<CChar>?) -> Int32 {
+    withBridge("iap_request_products", b) { (c: Coordinator) throws(IAPError) in
+        let bytes = try CStrings.bytes(idsJSON, name: "product_ids_json", limit: maxProductListBytes)
+        let v: JSONValue
+        do { v = try JSONParser.parse(bytes: bytes) } catch {
+            throw IAPError(.badJSON, "product_ids_json is not valid JSON: \(error)")
+        }
+        guard let array = v.arrayValue else { throw IAPError(.badJSON, "product_ids_json must be a JSON array of strings") }
+        var ids: [String] = []
+        for e in array {
+            guard let s = e.stringValue else { throw IAPError(.badJSON, "product_ids_json must contain only strings") }
+            ids.append(s)
+        }
+        try c.requestProducts(ids)
+    }
+}
+
+@_cdecl("iap_buy")
+public func iap_buy(_ b: OpaquePointer?, _ productID: UnsafePointer<CChar>?, _ clickMs: Int64,
+                    _ outKey: UnsafeMutablePointer<Int64>?) -> Int32 {
+    outKey?.pointee = 0
+    return withBridge("iap_buy", b) { (c: Coordinator) throws(IAPError) in
+        let id = try CStrings.string(productID, name: "product_id", limit: maxProductIDBytes)
+        let key = try c.buy(productID: id, clickMs: clickMs)
+        outKey?.pointee = key
+    }
+}
+
+@_cdecl("iap_confirm")
+public func iap_confirm(_ b: OpaquePointer?, _ key: Int64) -> Int32 {
+    withBridge("iap_confirm", b) { (c: Coordinator) throws(IAPError) in try c.confirm(key: key) }
+}
+
+@_cdecl("iap_restore")
+public func iap_restore(_ b: OpaquePointer?) -> Int32 {
+    withBridge("iap_restore", b) { (c: Coordinator) throws(IAPError) in try c.restore() }
+}
+
+@_cdecl("iap_flush")
+public func iap_flush(_ b: OpaquePointer?) -> Int32 {
+    withBridge("iap_flush", b) { (c: Coordinator) throws(IAPError) in
+        if c.isClosed { throw IAPError(.closed, "the bridge was closed") }
+        c.flush()
+    }
+}
+
+@_cdecl("iap_poll")
+public func iap_poll(_ b: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
+    // The per-frame path: a valid handle with nothing queued costs two atomic
+    // loads, no lock, no allocation.
+    let v = UInt(bitPattern: b)
+    let slot = Int(v & 0xFFF)
+    let gen = Int64(truncatingIfNeeded: v >> 12)
+    if gen > 0, iapc_atomic_load_i64(Registry.table + 2 * slot) == gen,
+       iapc_atomic_load_i64(Registry.table + 2 * slot + 1) == 0 {
+        return nil
+    }
+    return pollSlow(b)
+}
+
+@inline(never)
+private func pollSlow(_ b: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
+    var message: [UInt8]? = nil
+    let rc = withBridge("iap_poll", b) { (c: Coordinator) throws(IAPError) in message = c.queue.pop() }
+    guard rc == IAPCode.ok.rawValue, let message else { return nil }
+    return CStrings.duplicate(message)
+}
+
+@_cdecl("iap_free")
+public func iap_free(_ p: UnsafeMutableRawPointer?) {
+    free(p)
+}
+
+@_cdecl("iap_set_callback")
+public func iap_set_callback(_ b: OpaquePointer?, _ cb: (@convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void)?,
+                             _ ctx: UnsafeMutableRawPointer?) -> Int32 {
+    withBridge("iap_set_callback", b) { (c: Coordinator) throws(IAPError) in
+        if c.isClosed { throw IAPError(.closed, "the bridge was closed") }
+        guard let cb else {
+            c.queue.setListener(nil)
+            return
+        }
+        let context = UInt(bitPattern: ctx)
+        c.queue.setListener { json in cb(UnsafeMutableRawPointer(bitPattern: context), json) }
+    }
+}
+
+@_cdecl("iap_errmsg")
+public func iap_errmsg() -> UnsafePointer<CChar> {
+    iapc_errmsg()
+}
+
+@_cdecl("iap_error_name")
+public func iap_error_name(_ code: Int32) -> UnsafePointer<CChar> {
+    let name: StaticString
+    switch IAPCode(rawValue: code) {
+    case .ok: name = "IAP_OK"
+    case .nullArgument: name = "IAP_E_NULL_ARG"
+    case .invalidArgument: name = "IAP_E_INVALID_ARG"
+    case .badJSON: name = "IAP_E_BAD_JSON"
+    case .badConfig: name = "IAP_E_BAD_CONFIG"
+    case .catalog: name = "IAP_E_CATALOG"
+    case .io: name = "IAP_E_IO"
+    case .invalidHandle: name = "IAP_E_INVALID_HANDLE"
+    case .closed: name = "IAP_E_CLOSED"
+    case .busy: name = "IAP_E_BUSY"
+    case .unknownProduct: name = "IAP_E_UNKNOWN_PRODUCT"
+    case .duplicateKey: name = "IAP_E_DUPLICATE_KEY"
+    case .unknownKey: name = "IAP_E_UNKNOWN_KEY"
+    case .notSupported: name = "IAP_E_NOT_SUPPORTED"
+    case .unknownOp: name = "IAP_E_UNKNOWN_OP"
+    case .notFound: name = "IAP_E_NOT_FOUND"
+    case .internalError: name = "IAP_E_INTERNAL"
+    case nil: name = "IAP_E_UNKNOWN_CODE"
+    }
+    return UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self)
+}
+
+@_cdecl("iap_simulator")
+public func iap_simulator(_ b: OpaquePointer?, _ commandJSON: UnsafePointer<CChar>?,
+                          _ outJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    outJSON?.pointee = nil
+    return withBridge("iap_simulator", b) { (c: Coordinator) throws(IAPError) in
+        guard let outJSON else { throw IAPError(.nullArgument, "out_json is NULL") }
+        let bytes = try CStrings.bytes(commandJSON, name: "command_json", limit: maxJSONBytes)
+        let v: JSONValue
+        do { v = try JSONParser.parse(bytes: bytes) } catch {
+            throw IAPError(.badJSON, "command_json is not valid JSON: \(error)")
+        }
+        let answer = try c.simulate(v)
+        var buf = JSONBuffer()
+        buf.appendValue(answer)
+        outJSON.pointee = CStrings.duplicate(buf.bytes)
+    }
+}

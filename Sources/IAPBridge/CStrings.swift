@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import IAPCore
+
+/// Reading strings from C safely: NULL, over-long and invalid UTF-8 input
+/// become errors, never crashes.
+enum CStrings {
+    /// The bytes of a NUL-terminated string of at most `limit` bytes.
+    static func bytes(_ p: UnsafePointer<CChar>?, name: String, limit: Int) throws(IAPError) -> [UInt8] {
+        guard let p else { throw IAPError(.nullArgument, "\(name) is NULL") }
+        let n = strnlen(p, limit + 1)
+        guard n <= limit else { throw IAPError(.invalidArgument, "\(name) is longer than \(limit) bytes") }
+        return p.withMemoryRebound(to: UInt8.self, capacity: n) { Array(UnsafeBufferPointer(start: $0, count: n)) }
+    }
+
+    /// A NUL-terminated UTF-8 string of at most `limit` bytes.
+    static func string(_ p: UnsafePointer<CChar>?, name: String, limit: Int) throws(IAPError) -> String {
+        let b = try bytes(p, name: name, limit: limit)
+        guard let s = String(validating: b, as: UTF8.self) else { throw IAPError(.invalidArgument, "\(name) is not valid UTF-8") }
+        return s
+    }
+
+    /// A malloc'd NUL-terminated copy, for the caller to free with iap_free.
+    static func duplicate(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? {
+        guard let raw = malloc(bytes.count + 1) else { return nil }
+        let out = raw.bindMemory(to: CChar.self, capacity: bytes.count + 1)
+        bytes.withUnsafeBytes { src in
+            if let base = src.baseAddress { memcpy(raw, base, bytes.count) }
+        }
+        out[bytes.count] = 0
+        return out
+    }
+}

@@ -1,0 +1,18 @@
+import IAPCore
+import IAPSimulator
+
+/// Picks the store the config names. The C layer's only decision.
+enum StoreFactory {
+    static func make(_ config: BridgeConfig) throws(IAPError) -> Store {
+        switch config.store {
+        case .simulator:
+            return try SimulatedStore.open(config: config)
+        case .storekit:
+            #if canImport(StoreKit) && canImport(IAPStoreKit)
+            return try StoreKitFactory.make(config)
+            #else
+            throw IAPError(.notSupported, "StoreKit is not available on this platform; use \"store\": \"simulator\"")
+            #endif
+        }
+    }
+}

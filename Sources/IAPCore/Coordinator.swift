@@ -1,0 +1,331 @@
+import Dispatch
+
+/// One bridge: owns the store, the outbox and the message queue, and keeps
+/// the delivery contract between them. Safe to call from any thread.
+///
+/// Lock order: `lock` guards the outbox and the purchase bookkeeping. It is
+/// never held while calling the store or a listener; stores never hold their
+/// own locks while calling the sink (see `Store`).
+public final class Coordinator: @unchecked Sendable {
+    public let queue: MessageQueue
+    public let store: Store
+    public let config: BridgeConfig
+    public let openReport: Outbox.OpenReport
+
+    private let lock = Lock()
+    private let outbox: Outbox
+    private var inFlight: Set<Int64> = []
+    /// Record ID -> sequence number of the message that showed it this session.
+    private var emittedSeq: [UInt64: UInt64] = [:]
+    private var lastAutoKey: Int64 = 0
+    private var closed = false
+    private var started = false
+    private let dirLockFD: Int32
+    private let flusher = DispatchQueue(label: "iapbridge.flush")
+    private var flushScheduled = false
+
+    /// Opens the outbox in `config.dataDir`, re-emits every unconfirmed
+    /// result, then starts the store (which re-delivers unfinished
+    /// transactions and reports entitlements).
+    public static func open(config: BridgeConfig, store: Store, counter: UnsafeMutablePointer<Int64>? = nil) throws(IAPError) -> Coordinator {
+        try POSIX.prepareDirectory(config.dataDir, role: "dataDir")
+        let fd = try POSIX.lockDirectory(config.dataDir)
+        let opened: (Outbox, Outbox.OpenReport)
+        do throws(IAPError) { opened = try Outbox.open(directory: config.dataDir) } catch {
+            unlockAndClose(fd)
+            throw error
+        }
+        let c = Coordinator(config: config, store: store, outbox: opened.0, report: opened.1, dirLockFD: fd,
+                            queue: MessageQueue(counter: counter))
+        c.start()
+        return c
+    }
+
+    private init(config: BridgeConfig, store: Store, outbox: Outbox, report: Outbox.OpenReport, dirLockFD: Int32, queue: MessageQueue) {
+        self.config = config
+        self.store = store
+        self.outbox = outbox
+        self.openReport = report
+        self.dirLockFD = dirLockFD
+        self.queue = queue
+    }
+
+    private func start() {
+        lock.withLock {
+            if openReport.isDamaged { queue.push(Messages.outboxDamaged(openReport)) }
+            for r in outbox.liveRecords { emittedSeq[r.id] = queue.push(r.message) }
+        }
+        store.start { [weak self] event in self?.handle(event) }
+        lock.withLock { started = true }
+    }
+
+    // MARK: Game-facing operations
+
+    public func requestProducts(_ ids: [String]) throws(IAPError) {
+        try checkOpen()
+        guard ids.count <= 1000 else { throw IAPError(.invalidArgument, "at most 1000 product IDs per request, got \(ids.count)") }
+        for id in ids { try Coordinator.validateProductID(id) }
+        store.requestProducts(ids)
+    }
+
+    public static func validateProductID(_ id: String) throws(IAPError) {
+        guard !id.isEmpty else { throw IAPError(.invalidArgument, "product ID is empty") }
+        guard id.utf8.count <= 256 else { throw IAPError(.invalidArgument, "product ID is longer than 256 bytes") }
+    }
+
+    /// Starts a purchase keyed by `clickMs` (or an SDK-chosen key when
+    /// `clickMs <= 0`); returns the key. The result arrives as a `"7"`.
+    public func buy(productID: String, clickMs: Int64) throws(IAPError) -> Int64 {
+        try Coordinator.validateProductID(productID)
+        let key: Int64 = try lock.withLock { () throws(IAPError) -> Int64 in
+            guard !closed else { throw IAPError(.closed, "the bridge is closed") }
+            var k = clickMs
+            if k <= 0 {
+                k = max(POSIX.nowMs(), lastAutoKey + 1)
+                while outbox.hasLive(key: k) || inFlight.contains(k) { k += 1 }
+                lastAutoKey = k
+            } else if outbox.hasLive(key: k) || inFlight.contains(k) {
+                // C7: keys are unique among live records.
+                throw IAPError(.duplicateKey, "key \(k) is already used by a purchase that is not confirmed yet")
+            }
+            inFlight.insert(k)
+            return k
+        }
+        do throws(IAPError) {
+            try store.purchase(productID: productID, key: key, token: PurchaseToken(key: key))
+        } catch {
+            _ = lock.withLock { inFlight.remove(key) }
+            throw error
+        }
+        return key
+    }
+
+    /// The game granted (or handled) the result with this key. Drops the
+    /// record and, once the confirm is durable, finishes the store
+    /// transaction (C3). Delivered records with this key are confirmed; if none
+    /// was delivered this session yet, every record with the key is.
+    public func confirm(key: Int64) throws(IAPError) {
+        try lock.withLock { () throws(IAPError) in
+            guard !closed else { throw IAPError(.closed, "the bridge is closed") }
+            let records = outbox.records(withKey: key)
+            guard !records.isEmpty else {
+                throw IAPError(.unknownKey, "no unconfirmed result has key \(key) (already confirmed, or never issued)")
+            }
+            let delivered = records.filter { r in emittedSeq[r.id].map { queue.wasDelivered($0) } ?? false }
+            let chosen = delivered.isEmpty ? records : delivered
+            outbox.confirm(chosen.map(\.id))
+            for r in chosen { emittedSeq[r.id] = nil }
+            scheduleFlushLocked()
+        }
+    }
+
+    public func restore() throws(IAPError) {
+        try checkOpen()
+        store.restore()
+    }
+
+    public func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue {
+        try checkOpen()
+        return try store.simulate(command)
+    }
+
+    /// Blocks until every confirm so far is durable and its transaction finished.
+    public func flush() {
+        flusher.sync { flushNow() }
+    }
+
+    public func close() {
+        let wasOpen: Bool = lock.withLock {
+            let was = !closed
+            closed = true
+            return was
+        }
+        guard wasOpen else { return }
+        store.stop()
+        flush()
+        queue.close(fromDeliveryThread: queue.isOnDeliveryThread)
+        lock.withLock { outbox.close() }
+        Coordinator.unlockAndClose(dirLockFD)
+    }
+
+    public var isClosed: Bool { lock.withLock { closed } }
+
+    /// Test and benchmark introspection.
+    public var liveRecordCount: Int { lock.withLock { outbox.liveCount } }
+    public var tombstoneCount: Int { lock.withLock { outbox.tombstoneCount } }
+
+    private func checkOpen() throws(IAPError) {
+        if lock.withLock({ closed }) { throw IAPError(.closed, "the bridge is closed") }
+    }
+
+    private static func unlockAndClose(_ fd: Int32) { closeFD(fd) }
+
+    // MARK: Group commit
+
+    private func scheduleFlushLocked() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        flusher.async { [self] in flushNow() }
+    }
+
+    private func flushNow() {
+        let toFinish: [String] = lock.withLock {
+            flushScheduled = false
+            guard outbox.hasPendingConfirms else { return [] }
+            do throws(IAPError) {
+                let t = try outbox.flushConfirms()
+                try outbox.compactIfWorthwhile()
+                return t
+            } catch {
+                // Not durable: keep the transactions unfinished (they will be
+                // re-delivered, and the game ignores keys it already granted).
+                queue.push(Messages.error(op: "confirm", code: error.code, message: error.message))
+                return []
+            }
+        }
+        for txn in toFinish {
+            FaultPoint.beforeFinish.reach()
+            store.finish(transactionID: txn)
+            FaultPoint.afterFinish.reach()
+        }
+    }
+
+    // MARK: Store events
+
+    func handle(_ event: StoreEvent) {
+        switch event {
+        case .transaction(let t, let arrival):
+            if t.revocationDateMs != nil { handleRevocation(t) } else { handleTransaction(t, arrival) }
+        case .purchaseFailed(let key, let productID, let failure):
+            handleFailure(key: key, productID: productID, failure: failure)
+        case .pending(let key, let productID, let reason):
+            lock.withLock {
+                guard !closed else { return }
+                inFlight.remove(key)
+                queue.push(Messages.pending(key: key, productID: productID, reason: reason))
+            }
+        case .products(let answer):
+            pushIfOpen(Messages.products(answer))
+        case .unfinished(let ids):
+            lock.withLock {
+                guard !closed else { return }
+                do throws(IAPError) { try outbox.forgetFinished(stillUnfinished: Set(ids)) } catch {
+                    queue.push(Messages.error(op: "outbox", code: error.code, message: error.message))
+                }
+            }
+        case .entitlements(let list, let reason):
+            if reason == "open" && !config.entitlementsAtOpen { return }
+            pushIfOpen(Messages.entitlements(list, reason: reason, nowMs: POSIX.nowMs()))
+        case .error(let op, let message):
+            pushIfOpen(Messages.error(op: op, code: .io, message: message))
+        }
+    }
+
+    private func pushIfOpen(_ m: [UInt8]) {
+        lock.withLock { if !closed { queue.push(m) } }
+    }
+
+    /// The key of a transaction: the game's, carried by the purchase call or
+    /// the token (C5); otherwise one derived from the transaction ID, so the
+    /// same store-initiated transaction always gets the same key (C7).
+    private func resolveKey(_ t: StoreTransaction, _ arrival: Arrival, flavor: String) -> (Int64, String) {
+        if case .purchase(let k) = arrival { return (k, "game") }
+        if flavor == "t", !t.isRenewal, let k = t.token?.key { return (k, "game") }
+        var h: UInt64 = 0xcbf29ce484222325
+        for b in (flavor + ":" + t.id).utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
+        var k = -Int64(h & 0x3FFF_FFFF_FFFF_FFFF) - 1
+        // Probe past a live record of another transaction with the same key.
+        while outbox.records(withKey: k).contains(where: { $0.transactionID != t.id }) { k -= 1 }
+        return (k, "store")
+    }
+
+    private func handleTransaction(_ t: StoreTransaction, _ arrival: Arrival) {
+        var finishAgain = false
+        lock.withLock {
+            guard !closed else { return }
+            let (key, origin) = resolveKey(t, arrival, flavor: "t")
+            if origin == "game" { inFlight.remove(key) }
+            let owned = t.kind != .consumable
+            var alreadyOwned = false
+            if !outbox.liveRecords(transaction: t.id, flavor: .transaction).isEmpty {
+                // C4: the same transaction again (purchase result and update
+                // stream, launch re-delivery). Only a new click on something
+                // owned gets its own answer.
+                guard case .purchase = arrival, owned,
+                      !outbox.liveRecords(transaction: t.id, flavor: .transaction).contains(where: { $0.key == key })
+                else { return }
+                alreadyOwned = true
+            } else if outbox.hasTombstone(transaction: t.id, flavor: .transaction) {
+                guard case .purchase = arrival, owned else {
+                    finishAgain = true  // confirmed before; make sure the store forgets it
+                    return
+                }
+                alreadyOwned = true
+            }
+            let message = Messages.purchase(key: key, transaction: t, origin: origin, alreadyOwned: alreadyOwned)
+            storeAndEmit(key: key, kind: t.verified ? .purchase : .unverified, txn: t.id, message: message)
+        }
+        if finishAgain { store.finish(transactionID: t.id) }
+    }
+
+    private func handleRevocation(_ t: StoreTransaction) {
+        var finishAgain = false
+        lock.withLock {
+            guard !closed else { return }
+            guard outbox.liveRecords(transaction: t.id, flavor: .revocation).isEmpty else { return }
+            if outbox.hasTombstone(transaction: t.id, flavor: .revocation) {
+                finishAgain = true
+                return
+            }
+            let (key, _) = resolveKey(t, .update, flavor: "r")
+            let origin = t.token?.key != nil ? "game" : "store"
+            storeAndEmit(key: key, kind: .revocation, txn: t.id, message: Messages.revoked(key: key, transaction: t, origin: origin))
+        }
+        if finishAgain { store.finish(transactionID: t.id) }
+    }
+
+    private func handleFailure(key: Int64, productID: String, failure: PurchaseFailure) {
+        lock.withLock {
+            guard !closed else { return }
+            inFlight.remove(key)
+            let detail = Coordinator.failureText(failure)
+            storeAndEmit(key: key, kind: .failure, txn: "", message: Messages.purchaseFailed(key: key, productID: productID, failure: failure, detail: detail))
+        }
+    }
+
+    static func failureText(_ f: PurchaseFailure) -> String {
+        switch f {
+        case .cancelled: return "the player cancelled the purchase"
+        case .declined: return "a parent declined the purchase (Ask to Buy)"
+        case .networkError: return "the store could not be reached; nothing was charged"
+        case .notAllowed: return "purchases are not allowed on this device or account"
+        case .productUnavailable: return "the product is not available in this storefront"
+        case .interrupted: return "the payment was interrupted; if the player completes it, a success with the same key follows"
+        case .unknown: return "the store reported an unknown error; nothing was charged"
+        }
+    }
+
+    /// Writes the record durably, then makes its message visible (C2).
+    /// Called with `lock` held. On a write failure nothing is shown; the
+    /// store still lists the transaction as unfinished, so it comes back.
+    private func storeAndEmit(key: Int64, kind: RecordKind, txn: String, message: [UInt8]) {
+        do throws(IAPError) {
+            let r = try outbox.put(key: key, kind: kind, transactionID: txn, message: message)
+            assert(outbox.isDurable(r.id), "C2")
+            emittedSeq[r.id] = queue.push(r.message)
+        } catch {
+            queue.push(Messages.error(op: "outbox", code: error.code, message: "a result could not be stored and was not delivered; it will be retried at the next launch: \(error.message)"))
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+private func closeFD(_ fd: Int32) { _ = Glibc.close(fd) }
+#elseif canImport(Musl)
+import Musl
+private func closeFD(_ fd: Int32) { _ = Musl.close(fd) }
+#elseif canImport(Darwin)
+import Darwin
+private func closeFD(_ fd: Int32) { _ = Darwin.close(fd) }
+#endif

@@ -1,0 +1,130 @@
+import CIAPSupport
+import Dispatch
+
+/// The messages waiting for the game. Each is handed out exactly once:
+/// to `pop` (polling) or to the listener (callback), never both.
+public final class MessageQueue: @unchecked Sendable {
+    public typealias Listener = @Sendable (UnsafePointer<CChar>) -> Void
+
+    private let lock = Lock()
+    private var items: [(seq: UInt64, bytes: [UInt8])] = []
+    private var head = 0
+    private var nextSeq: UInt64 = 1
+    private var lastDeliveredSeq: UInt64 = 0
+    /// Number of queued messages, readable without the lock (the per-frame
+    /// empty poll reads only this). Owned by the caller when passed in.
+    public let pendingCount: UnsafeMutablePointer<Int64>
+    private let ownsCount: Bool
+
+    private var listener: Listener?
+    private let delivery = DispatchQueue(label: "iapbridge.delivery")
+    private var deliveryScheduled = false
+    private var closed = false
+
+    private let queueID: Int
+
+    public init(counter: UnsafeMutablePointer<Int64>? = nil) {
+        queueID = MessageQueue.ids.withLock { n in n += 1; return n }
+        if let counter {
+            pendingCount = counter
+            ownsCount = false
+        } else {
+            pendingCount = .allocate(capacity: 1)
+            ownsCount = true
+        }
+        iapc_atomic_store_i64(pendingCount, 0)
+        delivery.setSpecific(key: MessageQueue.deliveryKey, value: queueID)
+    }
+
+    private static let ids = Locked(0)
+    private static let deliveryKey = DispatchSpecificKey<Int>()
+
+    deinit { if ownsCount { pendingCount.deallocate() } }
+
+    /// Queues a message; returns its sequence number.
+    @discardableResult
+    public func push(_ bytes: [UInt8]) -> UInt64 {
+        lock.withLock {
+            let seq = nextSeq
+            nextSeq += 1
+            items.append((seq, bytes))
+            iapc_atomic_add_i64(pendingCount, 1)
+            scheduleDeliveryLocked()
+            return seq
+        }
+    }
+
+    @inline(__always)
+    public var isEmpty: Bool { iapc_atomic_load_i64(pendingCount) == 0 }
+
+    public func pop() -> [UInt8]? {
+        if isEmpty { return nil }
+        return lock.withLock { popLocked() }
+    }
+
+    private func popLocked() -> [UInt8]? {
+        guard head < items.count else { return nil }
+        let item = items[head]
+        items[head].bytes = []
+        head += 1
+        if head > 1024 && head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        iapc_atomic_add_i64(pendingCount, -1)
+        lastDeliveredSeq = item.seq
+        return item.bytes
+    }
+
+    /// True when the message with this sequence number was handed to the game.
+    public func wasDelivered(_ seq: UInt64) -> Bool { lock.withLock { seq <= lastDeliveredSeq } }
+
+    public var count: Int { Int(iapc_atomic_load_i64(pendingCount)) }
+
+    /// Sets (or with nil clears) the listener. While one is set, messages go
+    /// to it on the SDK's delivery thread; otherwise they wait for `pop`.
+    public func setListener(_ l: Listener?) {
+        lock.withLock {
+            listener = l
+            scheduleDeliveryLocked()
+        }
+    }
+
+    private func scheduleDeliveryLocked() {
+        guard listener != nil, !deliveryScheduled, !closed, head < items.count else { return }
+        deliveryScheduled = true
+        delivery.async { [self] in drain() }
+    }
+
+    private func drain() {
+        while true {
+            let next: ([UInt8], Listener)? = lock.withLock {
+                guard let l = listener, !closed, let m = popLocked() else {
+                    deliveryScheduled = false
+                    return nil
+                }
+                return (m, l)
+            }
+            guard let (bytes, l) = next else { return }
+            var cstr = bytes
+            cstr.append(0)
+            // The listener runs with no SDK lock held: it may call back into the SDK.
+            cstr.withUnsafeBufferPointer { buf in
+                buf.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buf.count) { l($0) }
+            }
+        }
+    }
+
+    /// Stops deliveries. Waits for a callback in progress, unless called from
+    /// the delivery thread itself (a callback closing its bridge).
+    public func close(fromDeliveryThread: Bool) {
+        lock.withLock {
+            closed = true
+            listener = nil
+        }
+        if !fromDeliveryThread { delivery.sync {} }
+    }
+
+    /// True when the caller is running on this queue's delivery thread.
+    public var isOnDeliveryThread: Bool { DispatchQueue.getSpecific(key: MessageQueue.deliveryKey) == queueID }
+}

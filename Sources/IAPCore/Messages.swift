@@ -1,0 +1,157 @@
+/// Builds every message the SDK emits. Shapes are documented, with a JSON
+/// Schema each, in docs/PROTOCOL.md and docs/schemas/.
+public enum Messages {
+    /// `"7"`: a purchase result the game must confirm by key.
+    public static func purchase(key: Int64, transaction t: StoreTransaction, origin: String, alreadyOwned: Bool) -> [UInt8] {
+        // C6: a transaction that did not verify never becomes a success.
+        let result = t.verified ? "0" : "6"
+        var w = JSONObjectWriter()
+        w.string("type", "7")
+        w.string("key", String(key))
+        w.string("productID", t.productID)
+        w.string("result", result)
+        w.string("resultName", t.verified ? "success" : "unverified")
+        w.string("transactionID", t.id)
+        w.string("originalTransactionID", t.originalID)
+        w.string("price", t.price)
+        w.string("currency", t.currency)
+        w.int("quantity", t.quantity)
+        w.string("kind", t.kind.rawValue)
+        w.int("purchaseDate", t.purchaseDateMs)
+        w.int("expiresDate", t.expiresDateMs)
+        w.string("origin", origin)
+        w.bool("alreadyOwned", alreadyOwned)
+        w.string("environment", t.environment)
+        if !t.verified { w.string("message", "the store's signature check failed for this transaction; do not grant it") }
+        if let jws = t.jws { w.string("jws", jws) }
+        return w.finish()
+    }
+
+    /// `"7"` for a purchase that produced no transaction.
+    public static func purchaseFailed(key: Int64, productID: String, failure: PurchaseFailure, detail: String) -> [UInt8] {
+        var w = JSONObjectWriter()
+        w.string("type", "7")
+        w.string("key", String(key))
+        w.string("productID", productID)
+        w.string("result", failure.resultCode)
+        w.string("resultName", failure.rawValue)
+        w.string("transactionID", "")
+        w.string("originalTransactionID", "")
+        w.string("price", "")
+        w.string("currency", "")
+        w.int("quantity", 0)
+        w.string("origin", "game")
+        w.string("message", detail)
+        return w.finish()
+    }
+
+    /// `"revoked"`: a refund or revocation; the game takes the item back, then confirms.
+    public static func revoked(key: Int64, transaction t: StoreTransaction, origin: String) -> [UInt8] {
+        var w = JSONObjectWriter()
+        w.string("type", "revoked")
+        w.string("key", String(key))
+        w.string("productID", t.productID)
+        w.string("transactionID", t.id)
+        w.string("originalTransactionID", t.originalID)
+        w.string("kind", t.kind.rawValue)
+        w.int("revocationDate", t.revocationDateMs ?? 0)
+        w.string("reason", t.revocationReason ?? "refunded")
+        w.int("quantity", t.quantity)
+        w.string("origin", origin)
+        return w.finish()
+    }
+
+    /// `"999"`: product information.
+    public static func products(_ a: ProductsAnswer) -> [UInt8] {
+        var prices = JSONObjectWriter()
+        for p in a.products { prices.string(p.id, p.price) }
+        var items = JSONBuffer()
+        items.appendRaw("[")
+        for (i, p) in a.products.enumerated() {
+            if i > 0 { items.appendRaw(",") }
+            var o = JSONObjectWriter()
+            o.string("id", p.id)
+            o.string("title", p.title)
+            o.string("description", p.description)
+            o.string("price", p.price)
+            o.string("displayPrice", p.displayPrice)
+            o.string("currency", p.currency)
+            o.string("kind", p.kind.rawValue)
+            o.string("subscriptionPeriod", p.subscriptionPeriod)
+            o.string("subscriptionGroupID", p.subscriptionGroupID)
+            o.value("introductoryOffer", p.introductoryOffer ?? .null)
+            items.bytesAppend(o.finish())
+        }
+        items.appendRaw("]")
+        var w = JSONObjectWriter()
+        w.string("type", "999")
+        w.raw("products", prices.finish())
+        w.raw("items", items.bytes)
+        w.value("invalid", .array(a.invalid.map { .string($0) }))
+        if let e = a.error { w.string("error", e) }
+        return w.finish()
+    }
+
+    /// `"pending"`: a purchase waits for a parent (Ask to Buy) or for an
+    /// interrupted payment to be resolved. Informational: no confirm.
+    public static func pending(key: Int64, productID: String, reason: String) -> [UInt8] {
+        var w = JSONObjectWriter()
+        w.string("type", "pending")
+        w.string("key", String(key))
+        w.string("productID", productID)
+        w.string("reason", reason)
+        return w.finish()
+    }
+
+    /// `"entitlements"`: what the player owns now (non-consumables, active
+    /// subscriptions, non-renewing subscriptions in term). At every open, after
+    /// a restore, and when it changes.
+    public static func entitlements(_ list: [StoreTransaction], reason: String, nowMs: Int64) -> [UInt8] {
+        var items = JSONBuffer()
+        items.appendRaw("[")
+        for (i, t) in list.enumerated() {
+            if i > 0 { items.appendRaw(",") }
+            var o = JSONObjectWriter()
+            o.string("productID", t.productID)
+            o.string("transactionID", t.id)
+            o.string("originalTransactionID", t.originalID)
+            o.string("kind", t.kind.rawValue)
+            o.int("purchaseDate", t.purchaseDateMs)
+            o.int("expiresDate", t.expiresDateMs)
+            items.bytesAppend(o.finish())
+        }
+        items.appendRaw("]")
+        var w = JSONObjectWriter()
+        w.string("type", "entitlements")
+        w.string("reason", reason)
+        w.int("now", nowMs)
+        w.raw("items", items.bytes)
+        return w.finish()
+    }
+
+    /// `"error"`: an asynchronous operation failed (products, restore, a
+    /// store-side failure outside a purchase).
+    public static func error(op: String, code: IAPCode, message: String) -> [UInt8] {
+        var w = JSONObjectWriter()
+        w.string("type", "error")
+        w.string("op", op)
+        w.int("code", Int64(code.rawValue))
+        w.string("codeName", code.name)
+        w.string("message", message)
+        return w.finish()
+    }
+
+    /// `"outbox_damaged"`: the outbox file was damaged; what could be read was
+    /// recovered and re-emitted, the damaged file copied aside.
+    public static func outboxDamaged(_ r: Outbox.OpenReport) -> [UInt8] {
+        var w = JSONObjectWriter()
+        w.string("type", "outbox_damaged")
+        w.int("recovered", Int64(r.recovered))
+        w.int("skippedBytes", Int64(r.skippedBytes + r.droppedTailBytes))
+        w.int("damagedSpans", Int64(r.damagedSpans))
+        w.int("undecodableRecords", Int64(r.undecodableRecords))
+        w.string("copy", r.damagedCopy ?? "")
+        w.string("message", "the purchase outbox was damaged on disk; every readable result was recovered and the damaged file was kept aside")
+        return w.finish()
+    }
+}

@@ -1,0 +1,251 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Every result the game has not confirmed yet, kept on disk.
+///
+/// Invariants (the delivery contract, DESIGN §3):
+/// - C2: `put` returns only after the record is synced; callers emit the
+///   message after that (checked by `isDurable`).
+/// - C1: a record leaves `live` only through `confirm`; recovery never drops a
+///   valid record; damage is copied aside and reported, never silent.
+/// - C4: a confirmed transaction leaves a tombstone, kept until the store no
+///   longer lists the transaction as unfinished (`forgetFinished`).
+/// - C7: keys are unique among live records of different transactions.
+///
+/// Not thread-safe: the coordinator calls it under its lock.
+public final class Outbox {
+    public struct OpenReport: Sendable, Equatable {
+        public var recovered = 0
+        public var skippedBytes = 0
+        public var damagedSpans = 0
+        public var droppedTailBytes = 0
+        public var undecodableRecords = 0
+        /// Where the damaged file was copied before repair, if it was.
+        public var damagedCopy: String? = nil
+        public var isDamaged: Bool { damagedCopy != nil }
+    }
+
+    public let directory: String
+    public let path: String
+    private let log: RecordLogFile
+
+    private var live: [UInt64: OutboxRecord] = [:]
+    private var byKey: [Int64: [UInt64]] = [:]
+    private var byTransaction: [String: [UInt64]] = [:]   // flavor-prefixed txn -> live ids
+    /// flavor-prefixed txn -> true when it came from an earlier session.
+    private var tombstones: [String: Bool] = [:]
+    private var nextID: UInt64 = 1
+    private var liveBytes = 0
+
+    private var pendingConfirmFrames: [UInt8] = []
+    private var pendingFinish: [String] = []
+
+    // C2 bookkeeping: every write gets a sequence number; `syncedSeq` is the
+    // last one known to be on stable storage.
+    private var writeSeq: UInt64 = 0
+    private var syncedSeq: UInt64 = 0
+    private var recordWriteSeq: [UInt64: UInt64] = [:]
+
+    public static let fileName = "outbox.log"
+
+    public static func open(directory: String) throws(IAPError) -> (Outbox, OpenReport) {
+        let path = directory + "/" + fileName
+        let (file, scan, original) = try RecordLogFile.open(path: path)
+        let box = Outbox(directory: directory, path: path, log: file)
+        var report = OpenReport()
+        var decoded: [OutboxEntry] = []
+        for payload in scan.records {
+            if let e = OutboxEntry.decode(payload) { decoded.append(e) } else { report.undecodableRecords += 1 }
+        }
+        for e in decoded { box.replay(e) }
+        report.recovered = box.live.count
+        report.skippedBytes = scan.skippedBytes
+        report.damagedSpans = scan.damagedSpans
+        if scan.hasDamage || report.undecodableRecords > 0 {
+            // Keep the evidence, then write a clean file with what survived.
+            let copy = directory + "/outbox.damaged-\(POSIX.nowMs()).log"
+            try POSIX.replaceFile(copy, with: original)
+            report.damagedCopy = copy
+            report.droppedTailBytes = scan.tailIsTorn ? 0 : scan.tailBytes
+            try box.compact()
+        } else if scan.tailBytes > 0 {
+            // An append that a crash interrupted: never acknowledged, so dropped.
+            report.droppedTailBytes = scan.tailBytes
+            try file.truncate(to: scan.validEnd)
+        }
+        return (box, report)
+    }
+
+    private init(directory: String, path: String, log: RecordLogFile) {
+        self.directory = directory
+        self.path = path
+        self.log = log
+    }
+
+    public func close() { log.close_() }
+
+    // MARK: Replay
+
+    private func replay(_ e: OutboxEntry) {
+        switch e {
+        case .put(let r):
+            nextID = max(nextID, r.id &+ 1)
+            if live[r.id] == nil { insertLive(r) }
+        case .confirm(let ids):
+            for id in ids where live[id] != nil { _ = removeLive(id, previousSession: true) }
+        case .tombstone(let txn, let flavor):
+            tombstones[Outbox.tag(txn, flavor)] = true
+        case .forget(let txns):
+            for t in txns { tombstones[t] = nil }
+        }
+    }
+
+    private static func tag(_ txn: String, _ flavor: TombstoneFlavor) -> String {
+        (flavor == .transaction ? "t:" : "r:") + txn
+    }
+
+    private func insertLive(_ r: OutboxRecord) {
+        live[r.id] = r
+        byKey[r.key, default: []].append(r.id)
+        if let f = r.kind.flavor { byTransaction[Outbox.tag(r.transactionID, f), default: []].append(r.id) }
+        liveBytes += r.message.count + 40
+    }
+
+    /// Drops a live record and leaves its tombstone; returns the transaction to finish.
+    private func removeLive(_ id: UInt64, previousSession: Bool) -> String? {
+        guard let r = live.removeValue(forKey: id) else { return nil }
+        liveBytes -= r.message.count + 40
+        byKey[r.key]?.removeAll { $0 == id }
+        if byKey[r.key]?.isEmpty == true { byKey[r.key] = nil }
+        recordWriteSeq[id] = nil
+        guard let f = r.kind.flavor else { return nil }
+        let t = Outbox.tag(r.transactionID, f)
+        byTransaction[t]?.removeAll { $0 == id }
+        if byTransaction[t]?.isEmpty == true { byTransaction[t] = nil }
+        if tombstones[t] == nil { tombstones[t] = previousSession }
+        return r.transactionID
+    }
+
+    // MARK: Queries
+
+    /// Live records, oldest first: what every open re-emits.
+    public var liveRecords: [OutboxRecord] { live.keys.sorted().map { live[$0]! } }
+    public var liveCount: Int { live.count }
+    public var tombstoneCount: Int { tombstones.count }
+    public func records(withKey key: Int64) -> [OutboxRecord] { (byKey[key] ?? []).compactMap { live[$0] } }
+    public func hasLive(key: Int64) -> Bool { byKey[key] != nil }
+    public func liveRecords(transaction txn: String, flavor: TombstoneFlavor) -> [OutboxRecord] {
+        (byTransaction[Outbox.tag(txn, flavor)] ?? []).compactMap { live[$0] }
+    }
+    public func hasTombstone(transaction txn: String, flavor: TombstoneFlavor) -> Bool {
+        tombstones[Outbox.tag(txn, flavor)] != nil
+    }
+    /// C2: true once the record's bytes are on stable storage.
+    public func isDurable(_ id: UInt64) -> Bool {
+        guard let seq = recordWriteSeq[id] else { return live[id] != nil }
+        return seq <= syncedSeq
+    }
+
+    // MARK: Writes
+
+    /// Stores a result durably (write + sync) and returns it. Only after this
+    /// returns may the game see the message (C2).
+    public func put(key: Int64, kind: RecordKind, transactionID: String, message: [UInt8]) throws(IAPError) -> OutboxRecord {
+        guard message.count + transactionID.utf8.count + 64 <= RecordFrame.maxPayload else {
+            throw IAPError(.invalidArgument, "result too large to store (\(message.count) bytes)")
+        }
+        let r = OutboxRecord(id: nextID, key: key, kind: kind, transactionID: transactionID, message: message)
+        var frame: [UInt8] = []
+        RecordFrame.encode(OutboxEntry.put(r).encoded(), into: &frame)
+        // Confirms waiting for the group commit ride along with this write.
+        if !pendingConfirmFrames.isEmpty {
+            frame = pendingConfirmFrames + frame
+            pendingConfirmFrames.removeAll(keepingCapacity: true)
+        }
+        try log.appendFramed(frame)
+        nextID += 1
+        writeSeq += 1
+        insertLive(r)
+        recordWriteSeq[r.id] = writeSeq
+        FaultPoint.afterOutboxWrite.reach()
+        try syncLog()
+        FaultPoint.afterOutboxSync.reach()
+        assert(isDurable(r.id), "C2: a result must be durable before it is visible")
+        return r
+    }
+
+    private func syncLog() throws(IAPError) {
+        let seq = writeSeq
+        try log.sync()
+        syncedSeq = seq
+    }
+
+    /// Marks records confirmed. The confirm is buffered for the group commit
+    /// (`flushConfirms`); their transactions are finished only after it.
+    public func confirm(_ ids: [UInt64]) {
+        var frame: [UInt8] = []
+        RecordFrame.encode(OutboxEntry.confirm(ids).encoded(), into: &frame)
+        pendingConfirmFrames.append(contentsOf: frame)
+        for id in ids {
+            if let txn = removeLive(id, previousSession: false), !txn.isEmpty { pendingFinish.append(txn) }
+        }
+    }
+
+    public var hasPendingConfirms: Bool { !pendingConfirmFrames.isEmpty || !pendingFinish.isEmpty }
+
+    /// Writes and syncs buffered confirms (one sync for all of them) and
+    /// returns the transactions that may now be finished (C3).
+    public func flushConfirms() throws(IAPError) -> [String] {
+        if !pendingConfirmFrames.isEmpty {
+            try log.appendFramed(pendingConfirmFrames)
+            pendingConfirmFrames.removeAll(keepingCapacity: true)
+            writeSeq += 1
+            FaultPoint.afterConfirmWrite.reach()
+            try syncLog()
+        }
+        let out = pendingFinish
+        pendingFinish.removeAll()
+        return out
+    }
+
+    /// Forgets tombstones (from earlier sessions) of transactions the store no
+    /// longer lists as unfinished. Not synced: losing it only keeps a tombstone.
+    public func forgetFinished(stillUnfinished: Set<String>) throws(IAPError) {
+        var gone: [String] = []
+        for (t, earlier) in tombstones where earlier && t.hasPrefix("t:") && !stillUnfinished.contains(String(t.dropFirst(2))) {
+            gone.append(t)
+        }
+        guard !gone.isEmpty else { return }
+        for t in gone { tombstones[t] = nil }
+        var frame: [UInt8] = []
+        RecordFrame.encode(OutboxEntry.forget(gone).encoded(), into: &frame)
+        try log.appendFramed(frame)
+    }
+
+    /// Rewrites the file when it holds mostly confirmed history.
+    public func compactIfWorthwhile() throws(IAPError) {
+        guard pendingConfirmFrames.isEmpty, log.size > 256 * 1024, log.size > 4 * (liveBytes + tombstones.count * 48) else { return }
+        try compact()
+    }
+
+    /// Atomically replaces the file with live records and tombstones only.
+    public func compact() throws(IAPError) {
+        precondition(pendingConfirmFrames.isEmpty, "flush confirms before compacting")
+        var payloads: [[UInt8]] = []
+        for (t, _) in tombstones.sorted(by: { $0.key < $1.key }) {
+            let flavor: TombstoneFlavor = t.hasPrefix("t:") ? .transaction : .revocation
+            payloads.append(OutboxEntry.tombstone(txn: String(t.dropFirst(2)), flavor: flavor).encoded())
+        }
+        for r in liveRecords { payloads.append(OutboxEntry.put(r).encoded()) }
+        try log.rewrite(payloads)
+        writeSeq += 1
+        syncedSeq = writeSeq
+    }
+
+    public var fileSize: Int { log.size }
+}

@@ -1,0 +1,150 @@
+/// The binary payloads inside outbox frames (format version 1). Decoding
+/// never traps: a payload that does not parse is reported as damage.
+public enum OutboxEntry: Sendable, Equatable {
+    /// A result the game must confirm: the exact message text it is shown.
+    case put(OutboxRecord)
+    /// The game confirmed these record IDs.
+    case confirm([UInt64])
+    /// A confirmed transaction, written by compaction (C4).
+    case tombstone(txn: String, flavor: TombstoneFlavor)
+    /// The store no longer lists these transactions as unfinished.
+    case forget([String])
+
+    static let tagPut: UInt8 = 0x01
+    static let tagConfirm: UInt8 = 0x02
+    static let tagTombstone: UInt8 = 0x03
+    static let tagForget: UInt8 = 0x04
+
+    public func encoded() -> [UInt8] {
+        var w = ByteWriter()
+        switch self {
+        case .put(let r):
+            w.u8(OutboxEntry.tagPut)
+            w.u64(r.id)
+            w.u64(UInt64(bitPattern: r.key))
+            w.u8(r.kind.rawValue)
+            w.str16(r.transactionID)
+            w.bytes32(r.message)
+        case .confirm(let ids):
+            w.u8(OutboxEntry.tagConfirm)
+            w.u32(UInt32(ids.count))
+            for id in ids { w.u64(id) }
+        case .tombstone(let txn, let flavor):
+            w.u8(OutboxEntry.tagTombstone)
+            w.u8(flavor.rawValue)
+            w.str16(txn)
+        case .forget(let txns):
+            w.u8(OutboxEntry.tagForget)
+            w.u32(UInt32(txns.count))
+            for t in txns { w.str16(t) }
+        }
+        return w.out
+    }
+
+    public static func decode(_ p: [UInt8]) -> OutboxEntry? {
+        var r = ByteReader(p)
+        guard let tag = r.u8() else { return nil }
+        let entry: OutboxEntry
+        switch tag {
+        case tagPut:
+            guard let id = r.u64(), let key = r.u64(), let kindRaw = r.u8(), let kind = RecordKind(rawValue: kindRaw),
+                  let txn = r.str16(), let msg = r.bytes32() else { return nil }
+            entry = .put(OutboxRecord(id: id, key: Int64(bitPattern: key), kind: kind, transactionID: txn, message: msg))
+        case tagConfirm:
+            guard let n = r.u32(), Int(n) <= r.remaining / 8 else { return nil }
+            var ids: [UInt64] = []
+            for _ in 0..<n { guard let id = r.u64() else { return nil }; ids.append(id) }
+            entry = .confirm(ids)
+        case tagTombstone:
+            guard let f = r.u8(), let flavor = TombstoneFlavor(rawValue: f), let txn = r.str16() else { return nil }
+            entry = .tombstone(txn: txn, flavor: flavor)
+        case tagForget:
+            guard let n = r.u32(), Int(n) <= r.remaining / 2 else { return nil }
+            var txns: [String] = []
+            for _ in 0..<n { guard let t = r.str16() else { return nil }; txns.append(t) }
+            entry = .forget(txns)
+        default:
+            return nil
+        }
+        return r.remaining == 0 ? entry : nil
+    }
+}
+
+/// What kind of result a record holds; decides its tombstone.
+public enum RecordKind: UInt8, Sendable {
+    case purchase = 1      // a verified transaction ("7", result "0")
+    case failure = 2       // no transaction ("7", result other than "0" and "6")
+    case revocation = 3    // "revoked"
+    case unverified = 4    // a transaction that failed verification ("7", result "6")
+
+    var flavor: TombstoneFlavor? {
+        switch self {
+        case .purchase, .unverified: return .transaction
+        case .revocation: return .revocation
+        case .failure: return nil
+        }
+    }
+}
+
+public enum TombstoneFlavor: UInt8, Sendable {
+    case transaction = 1
+    case revocation = 2
+}
+
+public struct OutboxRecord: Sendable, Equatable {
+    public let id: UInt64
+    public let key: Int64
+    public let kind: RecordKind
+    /// Empty for failures (no transaction exists).
+    public let transactionID: String
+    /// The message JSON exactly as the game sees it, every time it is emitted.
+    public let message: [UInt8]
+}
+
+struct ByteWriter {
+    var out: [UInt8] = []
+    mutating func u8(_ v: UInt8) { out.append(v) }
+    mutating func u32(_ v: UInt32) { for i in 0..<4 { out.append(UInt8((v >> (8 * UInt32(i))) & 0xff)) } }
+    mutating func u64(_ v: UInt64) { for i in 0..<8 { out.append(UInt8((v >> (8 * UInt64(i))) & 0xff)) } }
+    mutating func str16(_ s: String) {
+        let b = Array(s.utf8.prefix(0xFFFF))
+        out.append(UInt8(b.count & 0xff)); out.append(UInt8(b.count >> 8))
+        out.append(contentsOf: b)
+    }
+    mutating func bytes32(_ b: [UInt8]) { u32(UInt32(b.count)); out.append(contentsOf: b) }
+}
+
+struct ByteReader {
+    let b: [UInt8]
+    var pos = 0
+    init(_ b: [UInt8]) { self.b = b }
+    var remaining: Int { b.count - pos }
+    mutating func u8() -> UInt8? { guard remaining >= 1 else { return nil }; defer { pos += 1 }; return b[pos] }
+    mutating func u32() -> UInt32? {
+        guard remaining >= 4 else { return nil }
+        var v: UInt32 = 0
+        for i in 0..<4 { v |= UInt32(b[pos + i]) << (8 * UInt32(i)) }
+        pos += 4
+        return v
+    }
+    mutating func u64() -> UInt64? {
+        guard remaining >= 8 else { return nil }
+        var v: UInt64 = 0
+        for i in 0..<8 { v |= UInt64(b[pos + i]) << (8 * UInt64(i)) }
+        pos += 8
+        return v
+    }
+    mutating func str16() -> String? {
+        guard remaining >= 2 else { return nil }
+        let n = Int(b[pos]) | Int(b[pos + 1]) << 8
+        pos += 2
+        guard remaining >= n else { return nil }
+        defer { pos += n }
+        return String(validating: b[pos..<(pos + n)], as: UTF8.self)
+    }
+    mutating func bytes32() -> [UInt8]? {
+        guard let n = u32(), remaining >= Int(n) else { return nil }
+        defer { pos += Int(n) }
+        return Array(b[pos..<(pos + Int(n))])
+    }
+}

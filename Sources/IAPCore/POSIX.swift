@@ -1,0 +1,173 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The file operations the outbox's durability rests on, written against
+/// POSIX directly so every write and sync is visible and counted.
+public enum POSIX {
+    /// How many data syncs this process has issued (for the fsync-count figure).
+    nonisolated(unsafe) public static var syncCount: Int64 = 0
+
+    public static var errnoText: String { String(cString: strerror(errno)) }
+
+    /// Flushes a file's data to stable storage. On Apple platforms `fsync`
+    /// only reaches the drive's cache; `F_FULLFSYNC` is what survives power
+    /// loss, with `fsync` as the fallback where the file system refuses it.
+    public static func syncData(_ fd: Int32) throws(IAPError) {
+        _ = iapAtomicIncrement(&syncCount)
+        #if canImport(Darwin)
+        if fcntl(fd, F_FULLFSYNC) == 0 { return }
+        if fsync(fd) == 0 { return }
+        #else
+        if fdatasync(fd) == 0 { return }
+        #endif
+        throw IAPError(.io, "sync failed: \(errnoText)")
+    }
+
+    /// Makes a created, renamed or removed directory entry durable.
+    public static func syncDirectory(_ path: String) throws(IAPError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw IAPError(.io, "cannot open directory \(path): \(errnoText)") }
+        defer { close(fd) }
+        _ = iapAtomicIncrement(&syncCount)
+        #if canImport(Darwin)
+        if fcntl(fd, F_FULLFSYNC) == 0 || fsync(fd) == 0 { return }
+        #else
+        if fsync(fd) == 0 { return }
+        #endif
+        throw IAPError(.io, "directory sync failed for \(path): \(errnoText)")
+    }
+
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(IAPError) {
+        var off = 0
+        while off < bytes.count {
+            let n = write(fd, bytes.baseAddress! + off, bytes.count - off)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw IAPError(.io, "write failed: \(errnoText)")
+            }
+            off += n
+        }
+    }
+
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(IAPError) {
+        var failure: IAPError? = nil
+        bytes.withUnsafeBytes { (b: UnsafeRawBufferPointer) in
+            do throws(IAPError) { try writeAll(fd, b) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// The whole file, or nil when it does not exist.
+    public static func readFile(_ path: String, limit: Int = 1 << 30) throws(IAPError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw IAPError(.io, "cannot open \(path): \(errnoText)")
+        }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw IAPError(.io, "cannot read \(path): \(errnoText)")
+            }
+            if n == 0 { break }
+            out.append(contentsOf: chunk[0..<n])
+            if out.count > limit { throw IAPError(.io, "\(path) is larger than \(limit) bytes") }
+        }
+        return out
+    }
+
+    /// Writes `bytes` to `path` so that a crash leaves either the old file or
+    /// the new one, never neither: temporary file, sync, rename, sync the
+    /// directory. `sync: false` skips the syncs (non-durable state only).
+    public static func replaceFile(_ path: String, with bytes: [UInt8], sync: Bool = true,
+                                   beforeRename: () -> Void = {}) throws(IAPError) {
+        let tmp = path + ".tmp"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw IAPError(.io, "cannot create \(tmp): \(errnoText)") }
+        do {
+            try writeAll(fd, bytes)
+            if sync { try syncData(fd) }
+        } catch {
+            close(fd)
+            unlink(tmp)
+            throw error
+        }
+        close(fd)
+        beforeRename()
+        guard rename(tmp, path) == 0 else {
+            let e = errnoText
+            unlink(tmp)
+            throw IAPError(.io, "cannot rename \(tmp): \(e)")
+        }
+        if sync { try syncDirectory(parent(of: path)) }
+    }
+
+    public static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// Checks a data directory the way the config promises: absolute, a
+    /// directory, writable; created (owner-only) when only its last
+    /// component is missing.
+    public static func prepareDirectory(_ path: String, role: String) throws(IAPError) {
+        guard !path.isEmpty else { throw IAPError(.badConfig, "\(role) is empty") }
+        guard path.hasPrefix("/") else { throw IAPError(.badConfig, "\(role) must be an absolute path, got \"\(path)\"") }
+        guard !path.utf8.contains(0) else { throw IAPError(.badConfig, "\(role) contains a NUL byte") }
+        var st = stat()
+        if stat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFDIR else { throw IAPError(.io, "\(role) \(path) exists and is not a directory") }
+        } else {
+            let parentPath = parent(of: path)
+            var pst = stat()
+            guard stat(parentPath, &pst) == 0, (pst.st_mode & S_IFMT) == S_IFDIR else {
+                throw IAPError(.io, "\(role) \(path) does not exist and its parent \(parentPath) is not a directory")
+            }
+            if mkdir(path, 0o700) != 0 && errno != EEXIST {
+                throw IAPError(.io, "cannot create \(role) \(path): \(errnoText)")
+            }
+            try syncDirectory(parentPath)
+        }
+        guard access(path, W_OK | X_OK) == 0 else { throw IAPError(.io, "\(role) \(path) is not writable") }
+    }
+
+    /// Takes an exclusive advisory lock on `dir/name`, held while the fd is open.
+    /// A second bridge on the same directory (this process or another) is refused.
+    public static func lockDirectory(_ dir: String, name: String = ".lock") throws(IAPError) -> Int32 {
+        let fd = open(dir + "/" + name, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw IAPError(.io, "cannot create lock file in \(dir): \(errnoText)") }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            close(fd)
+            throw IAPError(.busy, "\(dir) is in use by another open bridge")
+        }
+        return fd
+    }
+
+    public static func nowMs() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+
+    public static func monotonicNs() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
+
+import CIAPSupport
+
+@inline(__always)
+func iapAtomicIncrement(_ p: UnsafeMutablePointer<Int64>) -> Int64 { iapc_atomic_add_i64(p, 1) }

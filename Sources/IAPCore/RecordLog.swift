@@ -1,0 +1,182 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CIAPSupport
+
+/// An append-only file of checksummed records: the outbox's disk format.
+///
+/// Frame: `"IAPr"` magic (4 bytes) · payload length (u32 LE) · CRC32C of the
+/// length bytes and the payload (u32 LE) · payload. A frame is valid only
+/// when all of it is present and the checksum matches, so a torn write at any
+/// byte, or a flipped bit anywhere, makes exactly the frames it touches
+/// invalid; recovery keeps every valid frame before and after.
+public enum RecordFrame {
+    public static let magic: [UInt8] = [0x49, 0x41, 0x50, 0x72]  // "IAPr"
+    public static let headerSize = 12
+    /// Larger payloads are refused on write and treated as damage on read.
+    public static let maxPayload = 1 << 20
+
+    public static func encode(_ payload: [UInt8], into out: inout [UInt8]) {
+        precondition(payload.count <= maxPayload, "outbox record too large")
+        let len = UInt32(payload.count)
+        let lenBytes: [UInt8] = [UInt8(len & 0xff), UInt8((len >> 8) & 0xff), UInt8((len >> 16) & 0xff), UInt8(len >> 24)]
+        var crc = iapc_crc32c(0, lenBytes, 4)
+        crc = payload.withUnsafeBytes { iapc_crc32c(crc, $0.baseAddress, $0.count) }
+        out.append(contentsOf: magic)
+        out.append(contentsOf: lenBytes)
+        out.append(contentsOf: [UInt8(crc & 0xff), UInt8((crc >> 8) & 0xff), UInt8((crc >> 16) & 0xff), UInt8(crc >> 24)])
+        out.append(contentsOf: payload)
+    }
+
+    /// What a scan of a log found.
+    public struct Scan: Sendable {
+        /// Payloads of every valid frame, in file order.
+        public var records: [[UInt8]] = []
+        /// Bytes skipped between valid frames (damage in the middle).
+        public var skippedBytes = 0
+        /// Number of separate damaged spans in the middle.
+        public var damagedSpans = 0
+        /// Offset just past the last valid frame.
+        public var validEnd = 0
+        /// Bytes after the last valid frame.
+        public var tailBytes = 0
+        /// True when the tail is what an interrupted append leaves (a prefix
+        /// of a frame, or zeros): dropped silently. Otherwise it is damage.
+        public var tailIsTorn = true
+        public var isClean: Bool { skippedBytes == 0 && tailBytes == 0 }
+        public var hasDamage: Bool { skippedBytes > 0 || (tailBytes > 0 && !tailIsTorn) }
+    }
+
+    public static func scan(_ bytes: [UInt8]) -> Scan {
+        bytes.withUnsafeBufferPointer { scan($0) }
+    }
+
+    public static func scan(_ b: UnsafeBufferPointer<UInt8>) -> Scan {
+        var s = Scan()
+        let n = b.count
+        var pos = 0
+        while pos < n {
+            if let end = validFrame(b, at: pos) {
+                s.records.append(Array(UnsafeBufferPointer(rebasing: b[(pos + headerSize)..<end])))
+                pos = end
+                s.validEnd = end
+                continue
+            }
+            // Damage at `pos`: look for the next valid frame.
+            var q = pos + 1
+            var next: Int? = nil
+            while q + headerSize <= n {
+                if b[q] == magic[0], b[q + 1] == magic[1], b[q + 2] == magic[2], b[q + 3] == magic[3],
+                   validFrame(b, at: q) != nil {
+                    next = q
+                    break
+                }
+                q += 1
+            }
+            if let next {
+                s.skippedBytes += next - pos
+                s.damagedSpans += 1
+                pos = next
+            } else {
+                s.tailBytes = n - pos
+                s.tailIsTorn = isTornTail(b, at: pos)
+                break
+            }
+        }
+        return s
+    }
+
+    private static func readU32(_ b: UnsafeBufferPointer<UInt8>, _ at: Int) -> UInt32 {
+        UInt32(b[at]) | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2]) << 16 | UInt32(b[at + 3]) << 24
+    }
+
+    /// The end offset of a valid frame starting at `pos`, or nil.
+    private static func validFrame(_ b: UnsafeBufferPointer<UInt8>, at pos: Int) -> Int? {
+        guard pos + headerSize <= b.count,
+              b[pos] == magic[0], b[pos + 1] == magic[1], b[pos + 2] == magic[2], b[pos + 3] == magic[3]
+        else { return nil }
+        let len = Int(readU32(b, pos + 4))
+        guard len <= maxPayload, pos + headerSize + len <= b.count else { return nil }
+        var crc = iapc_crc32c(0, b.baseAddress! + pos + 4, 4)
+        crc = iapc_crc32c(crc, b.baseAddress! + pos + headerSize, len)
+        return crc == readU32(b, pos + 8) ? pos + headerSize + len : nil
+    }
+
+    /// A tail an interrupted append can leave: a prefix of a frame header,
+    /// a header whose payload runs past the end, or all zeros.
+    private static func isTornTail(_ b: UnsafeBufferPointer<UInt8>, at pos: Int) -> Bool {
+        let rest = b.count - pos
+        if (pos..<b.count).allSatisfy({ b[$0] == 0 }) { return true }
+        if rest < 4 { return (0..<rest).allSatisfy { b[pos + $0] == magic[$0] } }
+        guard b[pos] == magic[0], b[pos + 1] == magic[1], b[pos + 2] == magic[2], b[pos + 3] == magic[3] else { return false }
+        if rest < 8 { return true }
+        let len = Int(readU32(b, pos + 4))
+        return len <= maxPayload && pos + headerSize + len > b.count
+    }
+}
+
+/// The open log file: appends frames, syncs, and rewrites itself atomically.
+public final class RecordLogFile {
+    public let path: String
+    private var fd: Int32
+    public private(set) var size: Int
+
+    /// Opens (creating, owner-only) the log at `path` and returns it with the
+    /// scan of what it held. The caller decides what to do with damage.
+    public static func open(path: String) throws(IAPError) -> (RecordLogFile, RecordFrame.Scan, [UInt8]) {
+        let bytes = try POSIX.readFile(path) ?? []
+        let scan = RecordFrame.scan(bytes)
+        let fd = Glibc_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw IAPError(.io, "cannot open \(path): \(POSIX.errnoText)") }
+        fchmod(fd, 0o600)
+        return (RecordLogFile(path: path, fd: fd, size: bytes.count), scan, bytes)
+    }
+
+    private init(path: String, fd: Int32, size: Int) {
+        self.path = path
+        self.fd = fd
+        self.size = size
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
+
+    public func close_() {
+        if fd >= 0 { close(fd) }
+        fd = -1
+    }
+
+    /// Appends already-framed bytes. Not durable until `sync()`.
+    public func appendFramed(_ framed: [UInt8]) throws(IAPError) {
+        try POSIX.writeAll(fd, framed)
+        size += framed.count
+    }
+
+    public func sync() throws(IAPError) { try POSIX.syncData(fd) }
+
+    /// Cuts the file back to `length` (drops a torn tail) durably.
+    public func truncate(to length: Int) throws(IAPError) {
+        guard ftruncate(fd, off_t(length)) == 0 else { throw IAPError(.io, "cannot truncate \(path): \(POSIX.errnoText)") }
+        size = length
+        try sync()
+    }
+
+    /// Replaces the whole log with `payloads`, atomically (old or new, never
+    /// neither), then appends continue on the new file.
+    public func rewrite(_ payloads: [[UInt8]]) throws(IAPError) {
+        var out: [UInt8] = []
+        for p in payloads { RecordFrame.encode(p, into: &out) }
+        try POSIX.replaceFile(path, with: out, beforeRename: { FaultPoint.duringCompaction.reach() })
+        let nfd = Glibc_open(path, O_WRONLY | O_APPEND | O_CLOEXEC, 0o600)
+        guard nfd >= 0 else { throw IAPError(.io, "cannot reopen \(path): \(POSIX.errnoText)") }
+        close(fd)
+        fd = nfd
+        size = out.count
+    }
+}
+
+@inline(__always)
+private func Glibc_open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }

@@ -1,0 +1,193 @@
+/// The contract every store backend implements: the simulated App Store
+/// (IAPSimulator) and StoreKit 2 (IAPStoreKit).
+///
+/// Threading and lock order: a store may call its sink from any thread, but
+/// never while holding a lock of its own that `finish`, `purchase` or any
+/// other method takes; the coordinator never holds its lock while calling the
+/// store. Store methods must return promptly (do slow work elsewhere and
+/// report through the sink).
+public protocol Store: AnyObject, Sendable {
+    /// "simulator" or "storekit".
+    var name: String { get }
+
+    /// Begins listening. The store reports, through `sink`, every unfinished
+    /// transaction (as StoreKit re-delivers them after launch), then the
+    /// list of unfinished IDs (`.unfinished`), then the current entitlements
+    /// with reason "open". Called once, before any other method.
+    func start(sink: @escaping @Sendable (StoreEvent) -> Void)
+
+    /// Asks for product information; answered by `.products`.
+    func requestProducts(_ ids: [String])
+
+    /// Starts a purchase. `token` travels with the transaction (StoreKit's
+    /// `appAccountToken`) so the key survives a crash. The outcome arrives as
+    /// `.transaction(_, .purchase(key))`, `.purchaseFailed` or `.pending`.
+    /// Throws `.unknownProduct` when the store knows at once the ID is not sold.
+    func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError)
+
+    /// Finishes a transaction: the game has confirmed it. Idempotent.
+    func finish(transactionID: String)
+
+    /// Restore: sync with the store, then report unfinished transactions and
+    /// entitlements with reason "restore" (or `.error` with op "restore").
+    func restore()
+
+    /// Reports the current entitlements with the given reason.
+    func refreshEntitlements(reason: String)
+
+    /// Drives a simulated store; other stores throw `.notSupported`.
+    func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue
+
+    /// Stops listening; no sink call starts after this returns.
+    func stop()
+}
+
+/// How a transaction reached the SDK.
+public enum Arrival: Sendable, Equatable {
+    /// The answer to `purchase(productID:key:token:)` for this key.
+    case purchase(key: Int64)
+    /// The store's update stream, the launch re-delivery or a restore.
+    case update
+}
+
+/// What a store reports.
+public enum StoreEvent: Sendable {
+    case transaction(StoreTransaction, Arrival)
+    case purchaseFailed(key: Int64, productID: String, failure: PurchaseFailure)
+    case pending(key: Int64, productID: String, reason: String)
+    case products(ProductsAnswer)
+    /// IDs of every transaction the store still lists as unfinished (C4:
+    /// tombstones for transactions not in this list can go).
+    case unfinished([String])
+    case entitlements([StoreTransaction], reason: String)
+    case error(op: String, message: String)
+}
+
+public enum ProductKind: String, Sendable, CaseIterable {
+    case consumable
+    case nonConsumable
+    case nonRenewingSubscription
+    case autoRenewableSubscription
+}
+
+/// A transaction as every store describes it.
+public struct StoreTransaction: Sendable, Equatable {
+    public var id: String
+    public var originalID: String
+    public var productID: String
+    public var kind: ProductKind
+    public var purchaseDateMs: Int64
+    public var expiresDateMs: Int64?
+    public var revocationDateMs: Int64?
+    public var revocationReason: String?
+    /// Decimal string, e.g. "0.99" (as the store displays it, no currency sign).
+    public var price: String
+    public var currency: String
+    public var quantity: Int64
+    public var token: PurchaseToken?
+    /// False when the store's signature check failed (C6).
+    public var verified: Bool
+    /// The signed JWS, where the store has one (StoreKit).
+    public var jws: String?
+    /// "simulator", "xcode", "sandbox", "production".
+    public var environment: String
+    /// True when a higher subscription in its group replaced it.
+    public var isUpgraded: Bool
+    /// A subscription renewal: the store made it, not a click, even though it
+    /// may carry the original purchase's token.
+    public var isRenewal: Bool
+
+    public init(id: String, originalID: String, productID: String, kind: ProductKind, purchaseDateMs: Int64,
+                expiresDateMs: Int64? = nil, revocationDateMs: Int64? = nil, revocationReason: String? = nil,
+                price: String, currency: String, quantity: Int64 = 1, token: PurchaseToken? = nil,
+                verified: Bool = true, jws: String? = nil, environment: String, isUpgraded: Bool = false,
+                isRenewal: Bool = false) {
+        self.id = id
+        self.originalID = originalID
+        self.productID = productID
+        self.kind = kind
+        self.purchaseDateMs = purchaseDateMs
+        self.expiresDateMs = expiresDateMs
+        self.revocationDateMs = revocationDateMs
+        self.revocationReason = revocationReason
+        self.price = price
+        self.currency = currency
+        self.quantity = quantity
+        self.token = token
+        self.verified = verified
+        self.jws = jws
+        self.environment = environment
+        self.isUpgraded = isUpgraded
+        self.isRenewal = isRenewal
+    }
+}
+
+/// Why a purchase did not produce a transaction. Each maps to one `"7"`
+/// result code (docs/PROTOCOL.md).
+public enum PurchaseFailure: String, Sendable, CaseIterable {
+    case cancelled
+    case declined
+    case networkError
+    case notAllowed
+    case productUnavailable
+    case interrupted
+    case unknown
+
+    /// The `"result"` code of the `"7"` message.
+    public var resultCode: String {
+        switch self {
+        case .cancelled: return "1"
+        case .declined: return "2"
+        case .networkError: return "3"
+        case .notAllowed: return "4"
+        case .productUnavailable: return "5"
+        case .interrupted: return "7"
+        case .unknown: return "8"
+        }
+    }
+}
+
+/// One product as the store describes it.
+public struct ProductInfo: Sendable, Equatable {
+    public var id: String
+    public var title: String
+    public var description: String
+    /// Decimal string, e.g. "4.99".
+    public var price: String
+    /// Localized, e.g. "$4.99".
+    public var displayPrice: String
+    public var currency: String
+    public var kind: ProductKind
+    /// ISO 8601 period ("P1M") for auto-renewable subscriptions.
+    public var subscriptionPeriod: String?
+    public var subscriptionGroupID: String?
+    /// `{"paymentMode","period","periods","price"}` when there is one.
+    public var introductoryOffer: JSONValue?
+
+    public init(id: String, title: String, description: String, price: String, displayPrice: String, currency: String,
+                kind: ProductKind, subscriptionPeriod: String? = nil, subscriptionGroupID: String? = nil,
+                introductoryOffer: JSONValue? = nil) {
+        self.id = id
+        self.title = title
+        self.description = description
+        self.price = price
+        self.displayPrice = displayPrice
+        self.currency = currency
+        self.kind = kind
+        self.subscriptionPeriod = subscriptionPeriod
+        self.subscriptionGroupID = subscriptionGroupID
+        self.introductoryOffer = introductoryOffer
+    }
+}
+
+public struct ProductsAnswer: Sendable {
+    public var products: [ProductInfo]
+    public var invalid: [String]
+    /// Set when the request failed as a whole (network); products are then empty.
+    public var error: String?
+    public init(products: [ProductInfo], invalid: [String], error: String? = nil) {
+        self.products = products
+        self.invalid = invalid
+        self.error = error
+    }
+}

@@ -1,0 +1,44 @@
+import IAPCore
+
+/// The simulated App Store's own durable memory (in `simulator.stateDir`,
+/// outside the game's `dataDir`, so deleting `dataDir` plays a reinstall).
+/// An append-only log of JSON events in the same checksummed frames as the
+/// outbox. `durable: false` skips syncs (benchmarks: the store's durability
+/// is Apple's, not the SDK's).
+final class SimStateLog {
+    private let file: RecordLogFile
+    let durable: Bool
+    static let fileName = "appstore.log"
+
+    /// Opens the log and returns it with the events it holds.
+    static func open(directory: String, durable: Bool) throws(IAPError) -> (SimStateLog, [JSONValue]) {
+        let (file, scan, _) = try RecordLogFile.open(path: directory + "/" + fileName)
+        if scan.tailBytes > 0 { try file.truncate(to: scan.validEnd) }
+        var events: [JSONValue] = []
+        for p in scan.records {
+            if let v = try? JSONParser.parse(bytes: p) { events.append(v) }
+        }
+        return (SimStateLog(file: file, durable: durable), events)
+    }
+
+    private init(file: RecordLogFile, durable: Bool) {
+        self.file = file
+        self.durable = durable
+    }
+
+    func append(_ events: [[UInt8]]) throws(IAPError) {
+        var framed: [UInt8] = []
+        for e in events { RecordFrame.encode(e, into: &framed) }
+        try file.appendFramed(framed)
+        if durable { try file.sync() }
+    }
+
+    func close() { file.close_() }
+}
+
+func event(_ name: String, _ fill: (inout JSONObjectWriter) -> Void) -> [UInt8] {
+    var w = JSONObjectWriter()
+    w.string("e", name)
+    fill(&w)
+    return w.finish()
+}

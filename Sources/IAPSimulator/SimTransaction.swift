@@ -1,0 +1,73 @@
+import IAPCore
+
+/// A transaction the simulated App Store charged, as it keeps it.
+struct SimTransaction: Sendable {
+    var id: Int64
+    var originalID: Int64
+    var productID: String
+    var kind: ProductKind
+    var purchaseMs: Int64
+    var expiresMs: Int64?
+    var revokedMs: Int64?
+    var revokeReason: String?
+    var finished = false
+    /// The app finished the transaction after its revocation.
+    var revocationAcked = false
+    var token: PurchaseToken?
+    var verified = true
+    var price: String
+    var upgraded = false
+    /// Made outside the app (external_purchase) or as a renewal.
+    var storeInitiated = false
+
+    /// Unfinished as StoreKit's `Transaction.unfinished` lists it: never
+    /// finished, or revoked and that not yet seen by the app.
+    var isUnfinished: Bool { !finished || (revokedMs != nil && !revocationAcked) }
+
+    func encoded() -> [UInt8] {
+        var w = JSONObjectWriter()
+        w.string("e", "txn")
+        w.int("id", id)
+        w.int("orig", originalID)
+        w.string("product", productID)
+        w.string("kind", kind.rawValue)
+        w.int("at", purchaseMs)
+        w.int("exp", expiresMs)
+        w.string("token", token?.uuidString)
+        w.bool("verified", verified)
+        w.string("price", price)
+        w.bool("store", storeInitiated)
+        return w.finish()
+    }
+
+    static func decode(_ o: JSONValue) -> SimTransaction? {
+        guard let id = o["id"]?.int64Value, let orig = o["orig"]?.int64Value, let product = o["product"]?.stringValue,
+              let kind = o["kind"]?.stringValue.flatMap(ProductKind.init(rawValue:)), let at = o["at"]?.int64Value,
+              let price = o["price"]?.stringValue
+        else { return nil }
+        var t = SimTransaction(id: id, originalID: orig, productID: product, kind: kind, purchaseMs: at, price: price)
+        t.expiresMs = o["exp"]?.int64Value
+        t.token = o["token"]?.stringValue.flatMap(PurchaseToken.init(uuidString:))
+        t.verified = o["verified"]?.boolValue ?? true
+        t.storeInitiated = o["store"]?.boolValue ?? false
+        return t
+    }
+
+    func storeTransaction(currency: String) -> StoreTransaction {
+        StoreTransaction(
+            id: String(id), originalID: String(originalID), productID: productID, kind: kind, purchaseDateMs: purchaseMs,
+            expiresDateMs: expiresMs, revocationDateMs: revokedMs, revocationReason: revokeReason, price: price,
+            currency: currency, quantity: 1, token: token, verified: verified, jws: nil, environment: "simulator",
+            isUpgraded: upgraded)
+    }
+}
+
+/// A purchase waiting for a parent (Ask to Buy) or for an interrupted
+/// payment to be resolved.
+struct SimPending: Sendable {
+    var id: String
+    var productID: String
+    var key: Int64
+    var token: PurchaseToken
+    var reason: String  // "askToBuy" or "interrupted"
+}

@@ -1,0 +1,502 @@
+import Dispatch
+import IAPCore
+
+/// A simulated App Store, for every platform: reads an Xcode `.storekit`
+/// catalog, charges, keeps every transaction durably in its own state
+/// directory, and behaves as StoreKit 2 does where the SDK can tell: unfinished
+/// transactions re-delivered at start, owned non-consumables not charged
+/// twice, renewals as new transactions with the same original ID, Ask to Buy,
+/// interrupted payments, refunds, store-initiated and forged transactions.
+///
+/// Lock rule: `lock` is never held while calling the sink.
+public final class SimulatedStore: Store, @unchecked Sendable {
+    public let name = "simulator"
+    public let catalog: Catalog
+    let currency: String
+    let options: SimulatorOptions
+    let config: BridgeConfig
+
+    let lock = Lock()
+    var log: SimStateLog
+    var txns: [Int64: SimTransaction] = [:]
+    /// IDs of non-consumable and subscription transactions (entitlement candidates).
+    var ownable: [Int64] = []
+    var pending: [String: SimPending] = [:]
+    var pendingOrder: [String] = []
+    var nextTxnID: Int64 = 2_000_000_000_000_001
+    var nextPendingNumber = 1
+    var clockOffsetMs: Int64 = 0
+    /// Subscription group -> auto-renew switched off.
+    var autoRenewOff: Set<String> = []
+    /// Subscription group -> product it changes to at the next renewal (downgrade).
+    var nextRenewalProduct: [String: String] = [:]
+    var askToBuy: Bool
+    var failNext: PurchaseFailure? = nil
+    var cancelNext = false
+    var interruptNext = false
+    var sink: (@Sendable (StoreEvent) -> Void)? = nil
+    var stopped = false
+    var lastEntitlementIDs: [Int64] = []
+    private var timer: DispatchSourceTimer? = nil
+    private let lockFD: Int32
+    let timeFactor: Int64
+    let openRealMs: Int64
+
+    public static func open(config: BridgeConfig) throws(IAPError) -> SimulatedStore {
+        let options = try SimulatorOptions.parse(config.simulator, dataDir: config.dataDir)
+        let catalog = try Catalog.load(path: config.catalog ?? "")
+        try POSIX.prepareDirectory(options.stateDir, role: "simulator.stateDir")
+        let fd = try POSIX.lockDirectory(options.stateDir)
+        do throws(IAPError) {
+            let (log, events) = try SimStateLog.open(directory: options.stateDir, durable: options.durable)
+            let s = SimulatedStore(config: config, options: options, catalog: catalog, log: log, lockFD: fd)
+            for e in events { s.replay(e) }
+            s.lastEntitlementIDs = s.entitlementIDsLocked()
+            return s
+        } catch {
+            closeDescriptor(fd)
+            throw error
+        }
+    }
+
+    private init(config: BridgeConfig, options: SimulatorOptions, catalog: Catalog, log: SimStateLog, lockFD: Int32) {
+        self.config = config
+        self.options = options
+        self.catalog = catalog
+        self.log = log
+        self.lockFD = lockFD
+        self.currency = Price.currency(storefront: catalog.settings.storefront)
+        self.askToBuy = catalog.settings.askToBuy
+        // Xcode's `_timeRate`: 0 real time; 1 one second is one day; 2 one
+        // second is one hour; larger values are taken as the factor itself.
+        switch catalog.settings.timeRate {
+        case ...0: timeFactor = 1
+        case 1: timeFactor = 86_400
+        case 2: timeFactor = 3_600
+        default: timeFactor = Int64(catalog.settings.timeRate)
+        }
+        openRealMs = POSIX.nowMs()
+    }
+
+    // MARK: State replay and persistence
+
+    private func replay(_ e: JSONValue) {
+        guard let kind = e["e"]?.stringValue else { return }
+        switch kind {
+        case "txn":
+            guard let t = SimTransaction.decode(e) else { return }
+            insert(t)
+        case "fin":
+            if let id = e["id"]?.int64Value { txns[id]?.finished = true }
+        case "ack":
+            if let id = e["id"]?.int64Value { txns[id]?.revocationAcked = true; txns[id]?.finished = true }
+        case "revoke":
+            if let id = e["id"]?.int64Value {
+                txns[id]?.revokedMs = e["at"]?.int64Value
+                txns[id]?.revokeReason = e["reason"]?.stringValue
+            }
+        case "upgraded":
+            if let id = e["id"]?.int64Value { txns[id]?.upgraded = true }
+        case "pend":
+            guard let id = e["id"]?.stringValue, let product = e["product"]?.stringValue, let key = e["key"]?.int64Value,
+                  let reason = e["reason"]?.stringValue else { return }
+            if pending[id] == nil { pendingOrder.append(id) }
+            pending[id] = SimPending(id: id, productID: product, key: key, token: PurchaseToken(key: key), reason: reason)
+            if let n = Int(id.dropFirst()) { nextPendingNumber = max(nextPendingNumber, n + 1) }
+        case "unpend":
+            if let id = e["id"]?.stringValue { pending[id] = nil; pendingOrder.removeAll { $0 == id } }
+        case "clock":
+            if let off = e["offset"]?.int64Value { clockOffsetMs = off }
+        case "renew":
+            if let g = e["group"]?.stringValue, let on = e["on"]?.boolValue {
+                if on { autoRenewOff.remove(g) } else { autoRenewOff.insert(g) }
+            }
+        case "next":
+            if let g = e["group"]?.stringValue { nextRenewalProduct[g] = e["product"]?.stringValue }
+        case "ask":
+            if let on = e["on"]?.boolValue { askToBuy = on }
+        default:
+            return
+        }
+    }
+
+    func insert(_ t: SimTransaction) {
+        txns[t.id] = t
+        if t.kind != .consumable { ownable.append(t.id) }
+        nextTxnID = max(nextTxnID, t.id + 1)
+    }
+
+    func persist(_ events: [[UInt8]]) throws(IAPError) {
+        guard !events.isEmpty else { return }
+        try log.append(events)
+    }
+
+    // MARK: Clock
+
+    /// The store's clock: real time, sped up by `_timeRate`, moved by `advance`.
+    func nowLocked() -> Int64 {
+        let real = POSIX.nowMs()
+        return real + clockOffsetMs + (real - openRealMs) * (timeFactor - 1)
+    }
+
+    // MARK: Store protocol
+
+    public func start(sink: @escaping @Sendable (StoreEvent) -> Void) {
+        var out: [StoreEvent] = []
+        lock.withLock {
+            self.sink = sink
+            processClockLocked(&out, announce: false)
+            let unfinished = txns.keys.sorted().compactMap { id -> SimTransaction? in
+                let t = txns[id]!
+                return t.isUnfinished ? t : nil
+            }
+            for t in unfinished { out.append(.transaction(t.storeTransaction(currency: currency), .update)) }
+            out.append(.unfinished(unfinished.map { String($0.id) }))
+            out.append(.entitlements(entitlementsLocked(), reason: "open"))
+            lastEntitlementIDs = entitlementIDsLocked()
+            if options.tickMs > 0 && catalog.products.contains(where: { $0.kind == .autoRenewableSubscription }) {
+                let t = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
+                t.schedule(deadline: .now() + .milliseconds(Int(options.tickMs)), repeating: .milliseconds(Int(options.tickMs)))
+                t.setEventHandler { [weak self] in self?.tick() }
+                t.resume()
+                timer = t
+            }
+        }
+        emit(out)
+    }
+
+    func tick() {
+        var out: [StoreEvent] = []
+        lock.withLock {
+            guard !stopped else { return }
+            processClockLocked(&out, announce: true)
+        }
+        emit(out)
+    }
+
+    func emit(_ events: [StoreEvent]) {
+        guard !events.isEmpty, let s = lock.withLock({ stopped ? nil : sink }) else { return }
+        for e in events { s(e) }
+    }
+
+    public func requestProducts(_ ids: [String]) {
+        let answer: ProductsAnswer = lock.withLock {
+            if let e = catalog.settings.storeKitErrors.first(where: { $0.name.lowercased().contains("product") }) {
+                return ProductsAnswer(products: [], invalid: [], error: "simulated StoreKit error (\(e.type)) on Load Products")
+            }
+            var found: [ProductInfo] = []
+            var invalid: [String] = []
+            var seen = Set<String>()
+            for id in ids where seen.insert(id).inserted {
+                guard let p = catalog.product(id) else { invalid.append(id); continue }
+                found.append(info(p))
+            }
+            return ProductsAnswer(products: found, invalid: invalid)
+        }
+        emit([.products(answer)])
+    }
+
+    func info(_ p: CatalogProduct) -> ProductInfo {
+        let (title, description) = catalog.localized(p)
+        return ProductInfo(id: p.id, title: title, description: description, price: p.price,
+                           displayPrice: Price.display(p.price, currency: currency), currency: currency, kind: p.kind,
+                           subscriptionPeriod: p.subscriptionPeriod, subscriptionGroupID: p.subscriptionGroupID,
+                           introductoryOffer: p.introductoryOffer)
+    }
+
+    public func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
+        var out: [StoreEvent] = []
+        try lock.withLock { () throws(IAPError) in
+            guard !stopped else { throw IAPError(.closed, "the store is stopped") }
+            guard let p = catalog.product(productID) else {
+                throw IAPError(.unknownProduct, "product \"\(productID)\" is not in the catalog")
+            }
+            processClockLocked(&out, announce: true)
+            if cancelNext {
+                cancelNext = false
+                out.append(.purchaseFailed(key: key, productID: productID, failure: .cancelled))
+                return
+            }
+            if let f = failNext {
+                failNext = nil
+                out.append(.purchaseFailed(key: key, productID: productID, failure: f))
+                return
+            }
+            if catalog.settings.failTransactions {
+                out.append(.purchaseFailed(key: key, productID: productID, failure: .unknown))
+                return
+            }
+            if let e = catalog.settings.storeKitErrors.first(where: { $0.name.lowercased().contains("purchase") }) {
+                out.append(.purchaseFailed(key: key, productID: productID, failure: SimulatedStore.failure(named: e.type) ?? .unknown))
+                return
+            }
+            // Something owned is not charged again: StoreKit answers with the existing transaction.
+            if let owned = ownedTransactionLocked(for: p) {
+                out.append(.transaction(owned.storeTransaction(currency: currency), .purchase(key: key)))
+                return
+            }
+            if askToBuy || interruptNext {
+                let reason = askToBuy ? "askToBuy" : "interrupted"
+                interruptNext = false
+                let id = "p\(nextPendingNumber)"
+                nextPendingNumber += 1
+                try persist([event("pend") { w in
+                    w.string("id", id); w.string("product", productID); w.int("key", key); w.string("reason", reason)
+                }])
+                pending[id] = SimPending(id: id, productID: productID, key: key, token: token, reason: reason)
+                pendingOrder.append(id)
+                if reason == "askToBuy" {
+                    out.append(.pending(key: key, productID: productID, reason: reason))
+                } else {
+                    out.append(.purchaseFailed(key: key, productID: productID, failure: .interrupted))
+                    out.append(.pending(key: key, productID: productID, reason: reason))
+                }
+                return
+            }
+            let t = try chargeLocked(p, token: token, storeInitiated: false, &out)
+            FaultPoint.afterCharge.reach()
+            out.append(.transaction(t.storeTransaction(currency: currency), .purchase(key: key)))
+            appendEntitlementChangeLocked(&out)
+        }
+        emit(out)
+    }
+
+    public func finish(transactionID: String) {
+        lock.withLock {
+            guard let id = Int64(transactionID), var t = txns[id] else { return }
+            var events: [[UInt8]] = []
+            if !t.finished {
+                t.finished = true
+                events.append(event("fin") { $0.int("id", id) })
+            }
+            if t.revokedMs != nil && !t.revocationAcked {
+                t.revocationAcked = true
+                events.append(event("ack") { $0.int("id", id) })
+            }
+            guard !events.isEmpty else { return }
+            // If this write fails the store keeps listing the transaction as
+            // unfinished: it is re-delivered and, tombstoned, finished again.
+            do throws(IAPError) {
+                try persist(events)
+                txns[id] = t
+            } catch {}
+        }
+    }
+
+    public func restore() {
+        var out: [StoreEvent] = []
+        lock.withLock {
+            if let e = catalog.settings.storeKitErrors.first(where: { $0.name.lowercased().contains("sync") }) {
+                out.append(.error(op: "restore", message: "simulated StoreKit error (\(e.type)) on App Store Sync"))
+                return
+            }
+            processClockLocked(&out, announce: true)
+            for id in txns.keys.sorted() where txns[id]!.isUnfinished {
+                out.append(.transaction(txns[id]!.storeTransaction(currency: currency), .update))
+            }
+            out.append(.entitlements(entitlementsLocked(), reason: "restore"))
+            lastEntitlementIDs = entitlementIDsLocked()
+        }
+        emit(out)
+    }
+
+    public func refreshEntitlements(reason: String) {
+        let list = lock.withLock { entitlementsLocked() }
+        emit([.entitlements(list, reason: reason)])
+    }
+
+    public func stop() {
+        let t: DispatchSourceTimer? = lock.withLock {
+            guard !stopped else { return nil }
+            stopped = true
+            sink = nil
+            // Keep the store's clock where it is (a sped-up clock keeps its lead).
+            let offset = nowLocked() - POSIX.nowMs()
+            if offset != clockOffsetMs {
+                try? persist([event("clock") { $0.int("offset", offset) }])
+            }
+            log.close()
+            closeDescriptor(lockFD)
+            let t = timer
+            timer = nil
+            return t
+        }
+        t?.cancel()
+    }
+
+    public func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue {
+        try SimulatorCommands.run(command, on: self)
+    }
+
+    // MARK: Charging, ownership, subscriptions
+
+    /// Creates and durably records a new transaction for `p`.
+    func chargeLocked(_ p: CatalogProduct, token: PurchaseToken?, storeInitiated: Bool, verified: Bool = true,
+                      _ out: inout [StoreEvent]) throws(IAPError) -> SimTransaction {
+        let now = nowLocked()
+        var t = SimTransaction(id: nextTxnID, originalID: nextTxnID, productID: p.id, kind: p.kind, purchaseMs: now, price: p.price)
+        t.token = token
+        t.verified = verified
+        t.storeInitiated = storeInitiated
+        var events: [[UInt8]] = []
+        switch p.kind {
+        case .nonRenewingSubscription:
+            t.expiresMs = config.nonRenewingTerm(p.id).added(to: now)
+        case .autoRenewableSubscription:
+            let period = ISODuration(p.subscriptionPeriod ?? "P1M") ?? ISODuration("P1M")!
+            t.expiresMs = period.added(to: now)
+            if let g = p.subscriptionGroupID, let current = activeSubscriptionLocked(group: g) {
+                // An upgrade replaces the current plan at once, in the same chain.
+                t.originalID = current.originalID
+                events.append(event("upgraded") { $0.int("id", current.id) })
+            }
+            if let g = p.subscriptionGroupID, autoRenewOff.contains(g) {
+                events.append(event("renew") { $0.string("group", g); $0.bool("on", true) })
+            }
+        case .consumable, .nonConsumable:
+            break
+        }
+        events.insert(t.encoded(), at: 0)
+        try persist(events)
+        if p.kind == .autoRenewableSubscription, let g = p.subscriptionGroupID {
+            if let current = activeSubscriptionLocked(group: g) { txns[current.id]?.upgraded = true }
+            autoRenewOff.remove(g)
+            nextRenewalProduct[g] = nil
+        }
+        insert(t)
+        return t
+    }
+
+    /// What a purchase of `p` returns without charging: an owned
+    /// non-consumable, the active subscription of the same product, or (a
+    /// downgrade or crossgrade) the active plan, the change taking effect at
+    /// the next renewal.
+    func ownedTransactionLocked(for p: CatalogProduct) -> SimTransaction? {
+        switch p.kind {
+        case .nonConsumable:
+            return ownable.lazy.compactMap { self.txns[$0] }.first { $0.productID == p.id && $0.revokedMs == nil }
+        case .autoRenewableSubscription:
+            guard let g = p.subscriptionGroupID, let current = activeSubscriptionLocked(group: g) else { return nil }
+            if current.productID == p.id { return current }
+            let currentLevel = catalog.product(current.productID)?.groupNumber ?? 1
+            let newLevel = p.groupNumber ?? 1
+            if newLevel < currentLevel { return nil }  // upgrade: charge now
+            nextRenewalProduct[g] = p.id
+            try? persist([event("next") { $0.string("group", g); $0.string("product", p.id) }])
+            return current
+        case .consumable, .nonRenewingSubscription:
+            return nil
+        }
+    }
+
+    /// The latest unexpired, unrevoked, not-upgraded transaction of a group.
+    func activeSubscriptionLocked(group: String) -> SimTransaction? {
+        let now = nowLocked()
+        return latestInGroupLocked(group).flatMap { t in
+            (t.revokedMs == nil && !t.upgraded && (t.expiresMs ?? 0) > now) ? t : nil
+        }
+    }
+
+    func latestInGroupLocked(_ group: String) -> SimTransaction? {
+        var best: SimTransaction? = nil
+        for id in ownable {
+            guard let t = txns[id], t.kind == .autoRenewableSubscription, !t.upgraded,
+                  catalog.product(t.productID)?.subscriptionGroupID == group else { continue }
+            if best == nil || t.purchaseMs >= best!.purchaseMs { best = t }
+        }
+        return best
+    }
+
+    /// Renews every subscription whose period ended while auto-renew is on
+    /// (each renewal a new transaction with the same original ID).
+    func processClockLocked(_ out: inout [StoreEvent], announce: Bool) {
+        let now = nowLocked()
+        let groups = Set(catalog.products.compactMap { $0.kind == .autoRenewableSubscription ? $0.subscriptionGroupID : nil })
+        for g in groups.sorted() {
+            var renewals = 0
+            while renewals < 1000, !autoRenewOff.contains(g), let last = latestInGroupLocked(g), last.revokedMs == nil,
+                  let exp = last.expiresMs, exp <= now {
+                let productID = nextRenewalProduct[g] ?? last.productID
+                guard let p = catalog.product(productID) else { break }
+                var t = SimTransaction(id: nextTxnID, originalID: last.originalID, productID: p.id, kind: p.kind,
+                                       purchaseMs: exp, price: p.price)
+                t.expiresMs = (ISODuration(p.subscriptionPeriod ?? "P1M") ?? ISODuration("P1M")!).added(to: exp)
+                t.token = last.token
+                t.storeInitiated = true
+                do throws(IAPError) { try persist([t.encoded()]) } catch { break }
+                insert(t)
+                nextRenewalProduct[g] = nil
+                renewals += 1
+                var st = t.storeTransaction(currency: currency)
+                st.isRenewal = true
+                out.append(.transaction(st, .update))
+            }
+        }
+        if announce { appendEntitlementChangeLocked(&out) }
+    }
+
+    /// Reports entitlements when they changed since last reported.
+    func appendEntitlementChangeLocked(_ out: inout [StoreEvent]) {
+        let ids = entitlementIDsLocked()
+        if ids != lastEntitlementIDs {
+            lastEntitlementIDs = ids
+            out.append(.entitlements(entitlementsLocked(), reason: "change"))
+        }
+    }
+
+    func entitlementIDsLocked() -> [Int64] { entitlementTransactionsLocked().map(\.id) }
+
+    /// StoreKit's `currentEntitlements`: non-consumables, the active plan of
+    /// each subscription group, non-renewing subscriptions in term; never
+    /// consumables, never revoked.
+    func entitlementTransactionsLocked() -> [SimTransaction] {
+        let now = nowLocked()
+        var out: [SimTransaction] = []
+        var groupsDone = Set<String>()
+        for id in ownable {
+            guard let t = txns[id], t.revokedMs == nil, t.verified else { continue }
+            switch t.kind {
+            case .nonConsumable:
+                if !out.contains(where: { $0.productID == t.productID }) { out.append(t) }
+            case .nonRenewingSubscription:
+                if (t.expiresMs ?? 0) > now { out.append(t) }
+            case .autoRenewableSubscription:
+                guard let g = catalog.product(t.productID)?.subscriptionGroupID, !groupsDone.contains(g) else { continue }
+                if let a = activeSubscriptionLocked(group: g) { out.append(a) }
+                groupsDone.insert(g)
+            case .consumable:
+                continue
+            }
+        }
+        return out.sorted { $0.id < $1.id }
+    }
+
+    func entitlementsLocked() -> [StoreTransaction] {
+        entitlementTransactionsLocked().map { $0.storeTransaction(currency: currency) }
+    }
+
+    /// Store error names accepted by `fail_next` and `_storeKitErrors`.
+    static func failure(named name: String) -> PurchaseFailure? {
+        switch name.lowercased() {
+        case "network", "networkerror", "network_error", "urlerror": return .networkError
+        case "notallowed", "not_allowed", "purchasenotallowed", "paymentnotallowed", "notentitled": return .notAllowed
+        case "productunavailable", "product_unavailable", "productnotavailable": return .productUnavailable
+        case "unknown", "generic", "system", "systemerror", "invalid", "purchase", "ineligibleforoffer",
+             "invalidofferidentifier", "invalidofferprice", "invalidoffersignature", "missingofferparameters":
+            return .unknown
+        case "cancelled", "usercancelled", "canceled": return .cancelled
+        default: return nil
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+func closeDescriptor(_ fd: Int32) { _ = Glibc.close(fd) }
+#elseif canImport(Musl)
+import Musl
+func closeDescriptor(_ fd: Int32) { _ = Musl.close(fd) }
+#elseif canImport(Darwin)
+import Darwin
+func closeDescriptor(_ fd: Int32) { _ = Darwin.close(fd) }
+#endif

@@ -1,0 +1,136 @@
+import IAPCore
+
+/// `iap_simulator`: drives the simulated store with `{"op": ...}` commands
+/// (DESIGN §4 and docs/SIMULATOR.md). Every op answers a JSON object.
+enum SimulatorCommands {
+    static let ops = ["transactions", "fail_next", "cancel_next", "ask_to_buy", "pending", "approve", "decline",
+                      "interrupt_next", "resolve", "refund", "advance", "external_purchase", "forge", "auto_renew",
+                      "clock", "entitlements"]
+
+    static func run(_ command: JSONValue, on s: SimulatedStore) throws(IAPError) -> JSONValue {
+        guard let o = command.objectValue else { throw IAPError(.badJSON, "a simulator command must be a JSON object") }
+        guard let op = o["op"]?.stringValue else { throw IAPError(.badJSON, "a simulator command needs \"op\": a string") }
+        var out: [StoreEvent] = []
+        let answer: JSONValue = try s.lock.withLock { () throws(IAPError) -> JSONValue in
+            guard !s.stopped else { throw IAPError(.closed, "the store is stopped") }
+            switch op {
+            case "transactions":
+                return .object(["transactions": .array(s.txns.keys.sorted().map { describe(s.txns[$0]!) })])
+            case "fail_next":
+                guard let name = o["error"]?.stringValue else { throw IAPError(.badJSON, "fail_next needs \"error\": a store error name") }
+                guard let f = SimulatedStore.failure(named: name) else {
+                    throw IAPError(.invalidArgument, "unknown store error \"\(name)\" (networkError, notAllowed, productUnavailable, unknown, cancelled)")
+                }
+                s.failNext = f
+                return ok()
+            case "cancel_next":
+                s.cancelNext = true
+                return ok()
+            case "interrupt_next":
+                s.interruptNext = true
+                return ok()
+            case "ask_to_buy":
+                guard let on = o["enabled"]?.boolValue else { throw IAPError(.badJSON, "ask_to_buy needs \"enabled\": true or false") }
+                try s.persist([event("ask") { $0.bool("on", on) }])
+                s.askToBuy = on
+                return ok()
+            case "pending":
+                return .object(["pending": .array(s.pendingOrder.compactMap { s.pending[$0] }.map { p in
+                    .object(["id": .string(p.id), "productID": .string(p.productID), "reason": .string(p.reason),
+                             "key": .string(String(p.key))])
+                })])
+            case "approve", "resolve":
+                let p = try pendingItem(o, s, reason: op == "approve" ? "askToBuy" : "interrupted")
+                guard let product = s.catalog.product(p.productID) else { throw IAPError(.notFound, "product \(p.productID) left the catalog") }
+                let t = try s.chargeLocked(product, token: p.token, storeInitiated: false, &out)
+                try s.persist([event("unpend") { $0.string("id", p.id) }])
+                s.pending[p.id] = nil
+                s.pendingOrder.removeAll { $0 == p.id }
+                out.append(.transaction(t.storeTransaction(currency: s.currency), .update))
+                s.appendEntitlementChangeLocked(&out)
+                return .object(["ok": .bool(true), "transactionID": .string(String(t.id))])
+            case "decline":
+                let p = try pendingItem(o, s, reason: "askToBuy")
+                try s.persist([event("unpend") { $0.string("id", p.id) }])
+                s.pending[p.id] = nil
+                s.pendingOrder.removeAll { $0 == p.id }
+                out.append(.purchaseFailed(key: p.key, productID: p.productID, failure: .declined))
+                return ok()
+            case "refund":
+                guard let text = o["transactionID"]?.stringValue else { throw IAPError(.badJSON, "refund needs \"transactionID\": a string") }
+                guard let id = Int64(text), var t = s.txns[id] else { throw IAPError(.notFound, "no transaction \(text)") }
+                guard t.revokedMs == nil else { throw IAPError(.invalidArgument, "transaction \(text) is already refunded") }
+                let now = s.nowLocked()
+                let reason = o["reason"]?.stringValue ?? "refunded"
+                try s.persist([event("revoke") { $0.int("id", id); $0.int("at", now); $0.string("reason", reason) }])
+                t.revokedMs = now
+                t.revokeReason = reason
+                s.txns[id] = t
+                out.append(.transaction(t.storeTransaction(currency: s.currency), .update))
+                s.appendEntitlementChangeLocked(&out)
+                return ok()
+            case "advance":
+                guard let secs = o["seconds"]?.int64Value, secs >= 0, secs <= 100 * 365 * 86_400 else {
+                    throw IAPError(.badJSON, "advance needs \"seconds\": a whole number from 0 to 3153600000")
+                }
+                let offset = s.clockOffsetMs + secs * 1000
+                try s.persist([event("clock") { $0.int("offset", offset) }])
+                s.clockOffsetMs = offset
+                s.processClockLocked(&out, announce: true)
+                return .object(["ok": .bool(true), "now": .number(String(s.nowLocked()))])
+            case "clock":
+                return .object(["now": .number(String(s.nowLocked()))])
+            case "auto_renew":
+                guard let pid = o["productID"]?.stringValue, let on = o["enabled"]?.boolValue else {
+                    throw IAPError(.badJSON, "auto_renew needs \"productID\" and \"enabled\"")
+                }
+                guard let g = s.catalog.product(pid)?.subscriptionGroupID else {
+                    throw IAPError(.notFound, "\(pid) is not an auto-renewable subscription in the catalog")
+                }
+                try s.persist([event("renew") { $0.string("group", g); $0.bool("on", on) }])
+                if on { s.autoRenewOff.remove(g) } else { s.autoRenewOff.insert(g) }
+                return ok()
+            case "external_purchase", "forge":
+                guard let pid = o["productID"]?.stringValue else { throw IAPError(.badJSON, "\(op) needs \"productID\"") }
+                guard let product = s.catalog.product(pid) else { throw IAPError(.unknownProduct, "product \"\(pid)\" is not in the catalog") }
+                let t = try s.chargeLocked(product, token: nil, storeInitiated: true, verified: op != "forge", &out)
+                out.append(.transaction(t.storeTransaction(currency: s.currency), .update))
+                s.appendEntitlementChangeLocked(&out)
+                return .object(["ok": .bool(true), "transactionID": .string(String(t.id))])
+            case "entitlements":
+                return .object(["entitlements": .array(s.entitlementTransactionsLocked().map { describe($0) })])
+            default:
+                throw IAPError(.unknownOp, "unknown simulator op \"\(op)\" (known: \(ops.joined(separator: ", ")))")
+            }
+        }
+        s.emit(out)
+        return answer
+    }
+
+    private static func ok() -> JSONValue { .object(["ok": .bool(true)]) }
+
+    private static func pendingItem(_ o: [String: JSONValue], _ s: SimulatedStore, reason: String) throws(IAPError) -> SimPending {
+        guard let id = o["id"]?.stringValue else { throw IAPError(.badJSON, "this op needs \"id\" (from the pending op)") }
+        guard let p = s.pending[id] else { throw IAPError(.notFound, "no pending purchase \"\(id)\"") }
+        guard p.reason == reason else { throw IAPError(.invalidArgument, "pending purchase \(id) is \(p.reason), not \(reason)") }
+        return p
+    }
+
+    static func describe(_ t: SimTransaction) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "transactionID": .string(String(t.id)),
+            "productID": .string(t.productID),
+            "originalID": .string(String(t.originalID)),
+            "finished": .bool(t.finished),
+            "revoked": .bool(t.revokedMs != nil),
+            "purchaseDate": .number(String(t.purchaseMs)),
+            "expiresDate": t.expiresMs.map { .number(String($0)) } ?? .null,
+            "kind": .string(t.kind.rawValue),
+            "verified": .bool(t.verified),
+            "storeInitiated": .bool(t.storeInitiated),
+            "upgraded": .bool(t.upgraded),
+        ]
+        if let k = t.token?.key { o["key"] = .string(String(k)) }
+        return .object(o)
+    }
+}

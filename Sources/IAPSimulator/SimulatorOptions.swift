@@ -1,0 +1,35 @@
+import IAPCore
+
+/// The `"simulator"` object of the config.
+public struct SimulatorOptions: Sendable {
+    /// Where the simulated App Store keeps its state. Outside `dataDir`, so
+    /// deleting `dataDir` plays a reinstall. Default: `<dataDir>.appstore`.
+    public var stateDir: String
+    /// Sync the store's own state (default true). False for benchmarks.
+    public var durable = true
+    /// Renewal timer period in milliseconds (0: renew only on `advance` and calls).
+    public var tickMs: Int64 = 1000
+
+    public static func parse(_ v: JSONValue?, dataDir: String) throws(IAPError) -> SimulatorOptions {
+        var o = SimulatorOptions(stateDir: dataDir + ".appstore")
+        guard let obj = v?.objectValue else { return o }
+        let known: Set<String> = ["stateDir", "durable", "tickMs"]
+        if let unknown = obj.keys.sorted().first(where: { !known.contains($0) }) {
+            throw IAPError(.badConfig, "unknown key \"simulator\".\"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
+        }
+        if let s = obj["stateDir"] {
+            guard let text = s.stringValue else { throw IAPError(.badConfig, "\"simulator\".\"stateDir\" must be a string path") }
+            o.stateDir = text
+        }
+        if let d = obj["durable"] {
+            guard let b = d.boolValue else { throw IAPError(.badConfig, "\"simulator\".\"durable\" must be true or false") }
+            o.durable = b
+        }
+        if let t = obj["tickMs"] {
+            guard let n = t.int64Value, n >= 0, n <= 3_600_000 else { throw IAPError(.badConfig, "\"simulator\".\"tickMs\" must be 0..3600000") }
+            o.tickMs = n
+        }
+        guard o.stateDir != dataDir else { throw IAPError(.badConfig, "\"simulator\".\"stateDir\" must differ from \"dataDir\"") }
+        return o
+    }
+}

@@ -1,0 +1,220 @@
+/*
+ * iap_bridge.h: IAPBridge, in-app purchases for games, through one C header.
+ *
+ * IAPBridge keeps every purchase result on disk until the game confirms it,
+ * so a player who paid always gets the item, even if the app is killed at the
+ * worst moment, and never gets it twice. Link libIAPBridge (dynamic) or
+ * libIAPBridgeStatic (static) and include only this file.
+ *
+ * THE FLOW
+ *   1. iap_open()             open a bridge; unconfirmed results are re-emitted
+ *   2. iap_request_products() product info arrives as a "999" message
+ *   3. iap_buy()              the player taps Buy; the click time is the key
+ *   4. iap_poll() each frame  (or iap_set_callback) a "7" message: the result
+ *   5. the game grants the item and SAVES its own state, then iap_confirm(key)
+ *   6. next start: anything not confirmed is delivered again (step 1)
+ *
+ * THE GAME'S SIDE OF THE CONTRACT
+ *   - Grant and save first, confirm after. A crash between the two delivers
+ *     the result again at the next start.
+ *   - Remember the keys already granted and ignore a key seen before: a crash
+ *     between your save and your confirm re-delivers it. At-least-once
+ *     delivery plus this check is exactly-once granting.
+ *   - Confirm every "7" and every "revoked" message, whatever its result.
+ *
+ * THREADS AND OWNERSHIP
+ *   Every function is thread-safe and may be called from any thread. A
+ *   message is delivered once: through iap_poll OR through the callback,
+ *   never both. Strings passed in are UTF-8, NUL-terminated, and only read
+ *   during the call. Strings returned by iap_poll and iap_simulator belong to
+ *   the caller: free them with iap_free. Strings returned by iap_version,
+ *   iap_errmsg and iap_error_name belong to the library.
+ *
+ * ERRORS
+ *   Functions returning int32_t return IAP_OK (0) or a negative IAP_E_* code;
+ *   iap_errmsg() then gives a sentence about it. Nothing the SDK stored is lost
+ *   because a call failed.
+ *
+ * Messages (JSON, one object each, "type" says which) are documented with a
+ * JSON Schema each in docs/PROTOCOL.md.
+ */
+#ifndef IAP_BRIDGE_H
+#define IAP_BRIDGE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of this header and of the library it belongs to. */
+#define IAP_VERSION_MAJOR 1
+#define IAP_VERSION_MINOR 0
+#define IAP_VERSION_PATCH 0
+#define IAP_VERSION_STRING "1.0.0"
+
+/* ---- Result codes ---------------------------------------------------- */
+
+/* The call succeeded. */
+#define IAP_OK                 0
+/* A pointer argument that must not be NULL was NULL. */
+#define IAP_E_NULL_ARG        (-1)
+/* An argument is malformed: invalid UTF-8, too long (product IDs: 256 bytes;
+ * JSON arguments: 64 KiB; product lists: 1000 IDs), empty, or out of range. */
+#define IAP_E_INVALID_ARG     (-2)
+/* A JSON argument does not parse, or is not the shape the call expects. */
+#define IAP_E_BAD_JSON        (-3)
+/* The iap_open config has an unknown key, misses a required one, has a value
+ * of the wrong type, or names a relative path. */
+#define IAP_E_BAD_CONFIG      (-4)
+/* The simulator's .storekit catalog is missing, unreadable or malformed. */
+#define IAP_E_CATALOG         (-5)
+/* A file operation failed: dataDir or stateDir cannot be created (its parent
+ * is missing), is not a directory or is not writable, or a write or sync
+ * failed. */
+#define IAP_E_IO              (-6)
+/* The bridge pointer is NULL or did not come from iap_open. */
+#define IAP_E_INVALID_HANDLE  (-7)
+/* The bridge was closed (by iap_close); the pointer must not be used again. */
+#define IAP_E_CLOSED          (-8)
+/* dataDir or stateDir is in use by another open bridge (this process or
+ * another), or too many bridges are open (4096). */
+#define IAP_E_BUSY            (-9)
+/* iap_buy: the store does not sell this product ID. */
+#define IAP_E_UNKNOWN_PRODUCT (-10)
+/* iap_buy: the click key is already used by a result not yet confirmed or a
+ * purchase still in progress. Pass another click time, or <= 0 for an SDK key. */
+#define IAP_E_DUPLICATE_KEY   (-11)
+/* iap_confirm: no unconfirmed result has this key (already confirmed, or
+ * never issued). Harmless after a double confirm. */
+#define IAP_E_UNKNOWN_KEY     (-12)
+/* The operation does not exist on this store: iap_simulator on a StoreKit
+ * bridge, or "store": "storekit" where StoreKit does not exist (Linux). */
+#define IAP_E_NOT_SUPPORTED   (-13)
+/* iap_simulator: the "op" is not one the simulator knows. */
+#define IAP_E_UNKNOWN_OP      (-14)
+/* iap_simulator: the command names a transaction or pending purchase that
+ * does not exist. */
+#define IAP_E_NOT_FOUND       (-15)
+/* A bug in IAPBridge. Please report it with iap_errmsg(). */
+#define IAP_E_INTERNAL        (-16)
+
+/* ---- Types ------------------------------------------------------------ */
+
+/* An open bridge. Opaque; valid from iap_open until iap_close. A pointer
+ * used after iap_close is detected and answered with IAP_E_CLOSED or
+ * IAP_E_INVALID_HANDLE, never a crash. */
+typedef struct iap_bridge iap_bridge;
+
+/* Receives one message. `json` is valid only during the call: copy it to
+ * keep it; do not free it. Called on the SDK's own delivery thread (one at a
+ * time, in order), with no SDK lock held: it may call any iap_* function,
+ * including iap_confirm and iap_close on its own bridge. */
+typedef void (*iap_callback)(void *ctx, const char *json);
+
+/* ---- Functions ---------------------------------------------------------- */
+
+/* The library version, e.g. "1.0.0". Static storage: never free it. */
+const char *iap_version(void);
+
+/* Opens a bridge. `config_json` is a JSON object:
+ *   "store":     "simulator" or "storekit"                       (required)
+ *   "dataDir":   absolute path of the outbox directory; created,
+ *                owner-only, when its parent exists               (required)
+ *   "catalog":   path of an Xcode .storekit file          (simulator: required)
+ *   "simulator": {"stateDir": absolute path (default "<dataDir>.appstore"),
+ *                 "durable": true|false (sync the store's own state),
+ *                 "tickMs": renewal timer period, 0 to disable}
+ *   "storekit":  {"finishTimeoutMs": time limit of a StoreKit finish()}
+ *   "nonRenewingTerms": {"<productID>" or "*": ISO 8601 duration, e.g. "P1M"}
+ *                term of non-renewing subscriptions (default "P1Y")
+ *   "entitlementsAtOpen": true|false (default true)
+ * Unknown keys are an error. On success *out is the bridge and every result
+ * still waiting in the outbox is queued again, followed by the store's
+ * re-delivered transactions and an "entitlements" message.
+ * Returns IAP_OK, IAP_E_NULL_ARG (config_json or out NULL), IAP_E_INVALID_ARG,
+ * IAP_E_BAD_JSON, IAP_E_BAD_CONFIG, IAP_E_CATALOG, IAP_E_IO, IAP_E_BUSY or
+ * IAP_E_NOT_SUPPORTED. On error *out is set to NULL. */
+int32_t iap_open(const char *config_json, iap_bridge **out);
+
+/* Closes a bridge: waits for confirms to be durable, stops the store and the
+ * callback (a callback running on another thread finishes first). Results
+ * not confirmed stay on disk for the next iap_open. After it, `b` is
+ * invalid. Returns IAP_OK, IAP_E_INVALID_HANDLE or IAP_E_CLOSED (twice). */
+int32_t iap_close(iap_bridge *b);
+
+/* Asks for product information. `product_ids_json` is a JSON array of
+ * product ID strings, e.g. ["coins_100","remove_ads"]. The answer arrives as
+ * a "999" message listing products and the IDs the store did not know.
+ * Returns IAP_OK, IAP_E_NULL_ARG, IAP_E_INVALID_ARG, IAP_E_BAD_JSON,
+ * IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
+int32_t iap_request_products(iap_bridge *b, const char *product_ids_json);
+
+/* Starts a purchase. `click_ms` is the time of the player's click in
+ * milliseconds and becomes the key of this purchase; click_ms <= 0 asks the
+ * SDK to pick a unique key. *out_key (if out_key is not NULL) receives the key
+ * either way. The result arrives as a "7" message carrying the key, also
+ * after a crash and restart. Returns IAP_OK, IAP_E_NULL_ARG (product_id),
+ * IAP_E_INVALID_ARG, IAP_E_UNKNOWN_PRODUCT, IAP_E_DUPLICATE_KEY,
+ * IAP_E_INVALID_HANDLE or IAP_E_CLOSED. On error *out_key is set to 0. */
+int32_t iap_buy(iap_bridge *b, const char *product_id, int64_t click_ms, int64_t *out_key);
+
+/* Confirms a "7" or "revoked" message: the game has granted (or taken back)
+ * the item and saved. The record is dropped; the store transaction is
+ * finished once the confirm is durable (group commit: many confirms share one
+ * disk sync; iap_flush waits for it). Returns IAP_OK, IAP_E_UNKNOWN_KEY,
+ * IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
+int32_t iap_confirm(iap_bridge *b, int64_t key);
+
+/* Restores purchases (on a user's request: StoreKit may ask the player to
+ * sign in). Unfinished transactions are delivered again as "7" messages and
+ * an "entitlements" message with reason "restore" follows; a failure arrives
+ * as an "error" message with op "restore". Returns IAP_OK,
+ * IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
+int32_t iap_restore(iap_bridge *b);
+
+/* The next message, or NULL when there is none (or `b` is invalid: then
+ * iap_errmsg says so). Cheap on an empty queue: call it every frame. The
+ * string is the caller's: free it with iap_free. */
+char *iap_poll(iap_bridge *b);
+
+/* Frees a string returned by iap_poll or iap_simulator. NULL is ignored. */
+void iap_free(void *p);
+
+/* Sets the callback that receives messages from now on, instead of iap_poll
+ * (messages already queued go to it too). cb NULL switches back to polling.
+ * `ctx` is passed back untouched. Returns IAP_OK, IAP_E_INVALID_HANDLE or
+ * IAP_E_CLOSED. */
+int32_t iap_set_callback(iap_bridge *b, iap_callback cb, void *ctx);
+
+/* This thread's last error message: a sentence about the last call on this
+ * thread that returned an error (or NULL from iap_poll with an invalid
+ * bridge). "" if none yet. Owned by the library; valid until this thread's
+ * next failing call. Never NULL. */
+const char *iap_errmsg(void);
+
+/* The name of a result code, e.g. "IAP_E_DUPLICATE_KEY"; "IAP_E_UNKNOWN_CODE"
+ * for a number that is not one. Static storage. */
+const char *iap_error_name(int32_t code);
+
+/* Drives the simulated store: `command_json` is {"op": ...} (see
+ * docs/SIMULATOR.md: transactions, fail_next, cancel_next, ask_to_buy,
+ * pending, approve, decline, interrupt_next, resolve, refund, advance,
+ * external_purchase, forge, auto_renew, clock, entitlements). On IAP_OK
+ * *out_json is a JSON answer the caller frees with iap_free; on error it is
+ * NULL. Returns IAP_OK, IAP_E_NULL_ARG, IAP_E_INVALID_ARG, IAP_E_BAD_JSON,
+ * IAP_E_UNKNOWN_OP, IAP_E_NOT_FOUND, IAP_E_UNKNOWN_PRODUCT, IAP_E_IO,
+ * IAP_E_NOT_SUPPORTED (StoreKit bridge), IAP_E_INVALID_HANDLE or
+ * IAP_E_CLOSED. */
+int32_t iap_simulator(iap_bridge *b, const char *command_json, char **out_json);
+
+/* Blocks until every confirm made so far is on disk and its store
+ * transaction finished. Call before the app suspends if you like; iap_close
+ * does it too. Returns IAP_OK, IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
+int32_t iap_flush(iap_bridge *b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IAP_BRIDGE_H */
