@@ -141,8 +141,10 @@ public final class Coordinator: @unchecked Sendable {
             return was
         }
         guard wasOpen else { return }
-        store.stop()
+        // Confirms become durable and their transactions finished while the
+        // store is still running; then the store stops.
         flush()
+        store.stop()
         queue.close(fromDeliveryThread: queue.isOnDeliveryThread)
         lock.withLock { outbox.close() }
         Coordinator.unlockAndClose(dirLockFD)

@@ -1,1 +1,378 @@
-int main(void){return 0;}
+/*
+ * The C test harness: drives the real C ABI from C, as an engine does.
+ * Built by the package (target iap-c-harness) and run by the Swift test
+ * suite (CHarnessTests). Usage: iap-c-harness --catalog FILE --dir EMPTYDIR
+ * Every message polled is appended to DIR/messages.jsonl so the Swift suite
+ * can validate each against its JSON Schema. Ends with "N passed, M failed".
+ */
+#include "iap_bridge.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int passed = 0, failed = 0;
+static char g_dir[PATH_MAX], g_catalog[PATH_MAX], g_config[8192];
+static FILE *g_log;
+
+#define CHECK(cond, ...) do { \
+    if (cond) { passed++; } else { failed++; \
+        fprintf(stderr, "FAIL %s:%d: %s -- ", __FILE__, __LINE__, #cond); \
+        fprintf(stderr, __VA_ARGS__); fprintf(stderr, " (errmsg: %s)\n", iap_errmsg()); } \
+} while (0)
+
+#define CHECK_RC(call, want) do { \
+    int32_t rc_ = (call); \
+    CHECK(rc_ == (want), "%s returned %s (%d), wanted %s", #call, iap_error_name(rc_), rc_, iap_error_name(want)); \
+    if (rc_ != IAP_OK) CHECK(iap_errmsg()[0] != 0, "%s: iap_errmsg is empty after an error", #call); \
+} while (0)
+
+static int field(const char *json, const char *name, char *out, size_t size) {
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\":", name);
+    const char *p = strstr(json, pat);
+    if (!p) return 0;
+    p += strlen(pat);
+    size_t n = 0;
+    if (*p == '"') { p++; while (*p && *p != '"' && n + 1 < size) out[n++] = *p++; }
+    else { while (*p && *p != ',' && *p != '}' && n + 1 < size) out[n++] = *p++; }
+    out[n] = 0;
+    return 1;
+}
+
+static void log_message(const char *m) {
+    fprintf(g_log, "%s\n", m);
+    fflush(g_log);
+}
+
+/* Polls for up to ~1 s; returns a malloc'd copy of the first message of
+ * `type` (others are logged and dropped), or NULL. */
+static char *wait_for(iap_bridge *b, const char *type) {
+    for (int i = 0; i < 200; i++) {
+        char *m;
+        while ((m = iap_poll(b)) != NULL) {
+            log_message(m);
+            char t[32] = "";
+            field(m, "type", t, sizeof t);
+            if (strcmp(t, type) == 0) {
+                char *copy = strdup(m);
+                iap_free(m);
+                return copy;
+            }
+            iap_free(m);
+        }
+        usleep(5000);
+    }
+    return NULL;
+}
+
+/* Drains everything for ~100 ms; counts "7" messages with this key (or any when key==NULL). */
+static int count_results(iap_bridge *b, const char *key) {
+    int n = 0;
+    for (int i = 0; i < 20; i++) {
+        char *m;
+        while ((m = iap_poll(b)) != NULL) {
+            log_message(m);
+            char t[32] = "", k[32] = "";
+            field(m, "type", t, sizeof t);
+            field(m, "key", k, sizeof k);
+            if (strcmp(t, "7") == 0 && (key == NULL || strcmp(k, key) == 0)) n++;
+            iap_free(m);
+        }
+        usleep(5000);
+    }
+    return n;
+}
+
+static iap_bridge *open_ok(void) {
+    iap_bridge *b = NULL;
+    CHECK_RC(iap_open(g_config, &b), IAP_OK);
+    CHECK(b != NULL, "iap_open gave no bridge");
+    return b;
+}
+
+static void test_open_errors(void) {
+    iap_bridge *b = (iap_bridge *)0x1;
+    char cfg[8192];
+    CHECK_RC(iap_open(NULL, &b), IAP_E_NULL_ARG);
+    CHECK(b == NULL, "out not cleared on error");
+    CHECK_RC(iap_open(g_config, NULL), IAP_E_NULL_ARG);
+    CHECK_RC(iap_open("", &b), IAP_E_BAD_JSON);
+    CHECK_RC(iap_open("{", &b), IAP_E_BAD_JSON);
+    CHECK_RC(iap_open("{\"store\":\"simulator\",\"dataDir\":\"/tmp/\xff\xfe\"}", &b), IAP_E_BAD_JSON);
+    CHECK_RC(iap_open("[]", &b), IAP_E_BAD_CONFIG);
+    snprintf(cfg, sizeof cfg, "{\"store\":\"simulator\",\"dataDir\":\"%s/d\",\"catalog\":\"%s\",\"colour\":1}", g_dir, g_catalog);
+    CHECK_RC(iap_open(cfg, &b), IAP_E_BAD_CONFIG);
+    CHECK(strstr(iap_errmsg(), "colour") != NULL, "errmsg should name the unknown key");
+    snprintf(cfg, sizeof cfg, "{\"store\":\"simulator\",\"dataDir\":\"relative/dir\",\"catalog\":\"%s\"}", g_catalog);
+    CHECK_RC(iap_open(cfg, &b), IAP_E_BAD_CONFIG);
+    snprintf(cfg, sizeof cfg, "{\"store\":\"simulator\",\"dataDir\":\"%s/no/such/parent\",\"catalog\":\"%s\"}", g_dir, g_catalog);
+    CHECK_RC(iap_open(cfg, &b), IAP_E_IO);
+    snprintf(cfg, sizeof cfg, "{\"store\":\"simulator\",\"dataDir\":\"%s/d\",\"catalog\":\"%s/missing.storekit\"}", g_dir, g_dir);
+    CHECK_RC(iap_open(cfg, &b), IAP_E_CATALOG);
+    char bad[PATH_MAX];
+    snprintf(bad, sizeof bad, "%s/bad.storekit", g_dir);
+    FILE *f = fopen(bad, "w");
+    fputs("{\"products\":[{\"productID\":\"x\",\"type\":\"Gadget\",\"displayPrice\":\"1\"}]}", f);
+    fclose(f);
+    snprintf(cfg, sizeof cfg, "{\"store\":\"simulator\",\"dataDir\":\"%s/d\",\"catalog\":\"%s\"}", g_dir, bad);
+    CHECK_RC(iap_open(cfg, &b), IAP_E_CATALOG);
+    snprintf(cfg, sizeof cfg, "{\"store\":\"storekit\",\"dataDir\":\"%s/d\"}", g_dir);
+    CHECK_RC(iap_open(cfg, &b), IAP_E_NOT_SUPPORTED);
+    CHECK(b == NULL, "out not cleared on error");
+}
+
+static void test_invalid_handles(void) {
+    iap_bridge *garbage = (iap_bridge *)(uintptr_t)0x12345;
+    int64_t key = 7;
+    char *out = (char *)0x1;
+    CHECK_RC(iap_close(NULL), IAP_E_INVALID_HANDLE);
+    CHECK_RC(iap_close(garbage), IAP_E_INVALID_HANDLE);
+    CHECK_RC(iap_request_products(NULL, "[]"), IAP_E_INVALID_HANDLE);
+    CHECK_RC(iap_buy(garbage, "coins_100", 1, &key), IAP_E_INVALID_HANDLE);
+    CHECK(key == 0, "out_key not cleared on error");
+    CHECK_RC(iap_confirm(NULL, 1), IAP_E_INVALID_HANDLE);
+    CHECK_RC(iap_restore(garbage), IAP_E_INVALID_HANDLE);
+    CHECK_RC(iap_set_callback(NULL, NULL, NULL), IAP_E_INVALID_HANDLE);
+    CHECK_RC(iap_simulator(garbage, "{\"op\":\"transactions\"}", &out), IAP_E_INVALID_HANDLE);
+    CHECK(out == NULL, "out_json not cleared on error");
+    CHECK_RC(iap_flush(NULL), IAP_E_INVALID_HANDLE);
+    CHECK(iap_poll(NULL) == NULL, "poll(NULL) returned a message");
+    CHECK(iap_poll(garbage) == NULL, "poll(garbage) returned a message");
+    iap_free(NULL);
+    CHECK(strcmp(iap_error_name(IAP_E_DUPLICATE_KEY), "IAP_E_DUPLICATE_KEY") == 0, "error name");
+    CHECK(strcmp(iap_error_name(12345), "IAP_E_UNKNOWN_CODE") == 0, "unknown error name");
+    CHECK(strcmp(iap_version(), IAP_VERSION_STRING) == 0, "version %s vs header %s", iap_version(), IAP_VERSION_STRING);
+}
+
+static void test_purchase_redelivery_confirm(void) {
+    iap_bridge *b = open_ok();
+    iap_bridge *second = NULL;
+    CHECK_RC(iap_open(g_config, &second), IAP_E_BUSY);
+
+    CHECK_RC(iap_request_products(b, "[\"coins_100\",\"remove_ads\",\"nope\"]"), IAP_OK);
+    char *m = wait_for(b, "999");
+    CHECK(m != NULL, "no 999");
+    if (m) {
+        CHECK(strstr(m, "\"invalid\":[\"nope\"]") != NULL, "unknown ID not reported invalid: %s", m);
+        CHECK(strstr(m, "\"coins_100\":\"0.99\"") != NULL, "price of coins_100 missing: %s", m);
+        free(m);
+    }
+    CHECK_RC(iap_request_products(b, NULL), IAP_E_NULL_ARG);
+    CHECK_RC(iap_request_products(b, "not json"), IAP_E_BAD_JSON);
+    CHECK_RC(iap_request_products(b, "[1,2]"), IAP_E_BAD_JSON);
+    CHECK_RC(iap_request_products(b, "{\"a\":1}"), IAP_E_BAD_JSON);
+    CHECK_RC(iap_request_products(b, "[\"\"]"), IAP_E_INVALID_ARG);
+
+    int64_t key = 0;
+    CHECK_RC(iap_buy(b, "coins_100", 1000, &key), IAP_OK);
+    CHECK(key == 1000, "key %lld", (long long)key);
+    m = wait_for(b, "7");
+    CHECK(m != NULL, "no 7 after buy");
+    if (m) {
+        char k[32], r[8], t[64];
+        field(m, "key", k, sizeof k); field(m, "result", r, sizeof r); field(m, "transactionID", t, sizeof t);
+        CHECK(strcmp(k, "1000") == 0 && strcmp(r, "0") == 0 && t[0], "bad 7: %s", m);
+        free(m);
+    }
+    /* C7: the same click key again is refused while the first is unconfirmed. */
+    CHECK_RC(iap_buy(b, "coins_100", 1000, &key), IAP_E_DUPLICATE_KEY);
+    CHECK(key == 0, "out_key not cleared");
+    /* An SDK-chosen key. */
+    int64_t auto_key = 0;
+    CHECK_RC(iap_buy(b, "remove_ads", 0, &auto_key), IAP_OK);
+    CHECK(auto_key > 0 && auto_key != 1000, "auto key %lld", (long long)auto_key);
+    CHECK_RC(iap_buy(b, "coins_100", -5, NULL), IAP_OK);  /* out_key may be NULL */
+    /* Bad purchases store nothing. */
+    CHECK_RC(iap_buy(b, "sword_of_nothing", 2000, &key), IAP_E_UNKNOWN_PRODUCT);
+    CHECK_RC(iap_buy(b, NULL, 2001, &key), IAP_E_NULL_ARG);
+    CHECK_RC(iap_buy(b, "", 2002, &key), IAP_E_INVALID_ARG);
+    CHECK_RC(iap_buy(b, "coins\xff", 2003, &key), IAP_E_INVALID_ARG);
+    char *huge = malloc(1 << 20);
+    memset(huge, 'a', (1 << 20) - 1);
+    huge[(1 << 20) - 1] = 0;
+    CHECK_RC(iap_buy(b, huge, 2004, &key), IAP_E_INVALID_ARG);
+    CHECK_RC(iap_request_products(b, huge), IAP_E_INVALID_ARG);
+    free(huge);
+    CHECK_RC(iap_confirm(b, 424242), IAP_E_UNKNOWN_KEY);
+    count_results(b, NULL);
+    /* "Crash": close without confirming. */
+    CHECK_RC(iap_close(b), IAP_OK);
+
+    b = open_ok();
+    CHECK(count_results(b, "1000") == 1, "key 1000 not re-delivered exactly once after reopen");
+    CHECK_RC(iap_confirm(b, 1000), IAP_OK);
+    CHECK_RC(iap_confirm(b, 1000), IAP_E_UNKNOWN_KEY);
+    CHECK_RC(iap_flush(b), IAP_OK);
+    char *tx = NULL;
+    CHECK_RC(iap_simulator(b, "{\"op\":\"transactions\"}", &tx), IAP_OK);
+    CHECK(tx && strstr(tx, "\"finished\":true") != NULL, "confirmed transaction not finished: %s", tx ? tx : "(null)");
+    iap_free(tx);
+    CHECK_RC(iap_close(b), IAP_OK);
+
+    b = open_ok();
+    CHECK(count_results(b, "1000") == 0, "key 1000 delivered again after confirm");
+    char ak[32];
+    snprintf(ak, sizeof ak, "%lld", (long long)auto_key);
+    CHECK(count_results(b, ak) == 0, "drained before");  /* already drained above */
+    CHECK_RC(iap_close(b), IAP_OK);
+}
+
+static void test_confirm_all_then_nothing(void) {
+    iap_bridge *b = open_ok();
+    /* Collect every waiting key and confirm it. */
+    for (int i = 0; i < 40; i++) {
+        char *m;
+        while ((m = iap_poll(b)) != NULL) {
+            log_message(m);
+            char t[32] = "", k[32] = "";
+            field(m, "type", t, sizeof t);
+            field(m, "key", k, sizeof k);
+            if (strcmp(t, "7") == 0) CHECK_RC(iap_confirm(b, strtoll(k, NULL, 10)), IAP_OK);
+            iap_free(m);
+        }
+        usleep(5000);
+    }
+    CHECK_RC(iap_close(b), IAP_OK);
+    b = open_ok();
+    CHECK(count_results(b, NULL) == 0, "results delivered after everything was confirmed");
+    /* After close: every entry point says CLOSED. */
+    CHECK_RC(iap_close(b), IAP_OK);
+    CHECK_RC(iap_close(b), IAP_E_CLOSED);
+    CHECK_RC(iap_buy(b, "coins_100", 5, NULL), IAP_E_CLOSED);
+    CHECK_RC(iap_confirm(b, 5), IAP_E_CLOSED);
+    CHECK_RC(iap_request_products(b, "[]"), IAP_E_CLOSED);
+    CHECK_RC(iap_restore(b), IAP_E_CLOSED);
+    CHECK_RC(iap_set_callback(b, NULL, NULL), IAP_E_CLOSED);
+    CHECK_RC(iap_flush(b), IAP_E_CLOSED);
+    char *out = NULL;
+    CHECK_RC(iap_simulator(b, "{\"op\":\"transactions\"}", &out), IAP_E_CLOSED);
+    CHECK(iap_poll(b) == NULL, "poll after close returned a message");
+}
+
+/* ---- callbacks ---- */
+struct cb_state {
+    pthread_mutex_t mu;
+    pthread_t main_thread;
+    int results, other_thread, confirmed;
+    iap_bridge *b;
+};
+
+static void on_message(void *ctx, const char *json) {
+    struct cb_state *s = ctx;
+    char t[32] = "", k[32] = "";
+    field(json, "type", t, sizeof t);
+    field(json, "key", k, sizeof k);
+    pthread_mutex_lock(&s->mu);
+    log_message(json);
+    if (strcmp(t, "7") == 0) {
+        s->results++;
+        if (!pthread_equal(pthread_self(), s->main_thread)) s->other_thread++;
+        /* Calling back into the SDK from the callback is allowed. */
+        if (iap_confirm(s->b, strtoll(k, NULL, 10)) == IAP_OK) s->confirmed++;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void test_callback(void) {
+    iap_bridge *b = open_ok();
+    count_results(b, NULL);
+    struct cb_state s = {PTHREAD_MUTEX_INITIALIZER, pthread_self(), 0, 0, 0, b};
+    CHECK_RC(iap_set_callback(b, on_message, &s), IAP_OK);
+    for (int i = 0; i < 5; i++) CHECK_RC(iap_buy(b, "coins_100", 5000 + i, NULL), IAP_OK);
+    /* While a callback is set, messages go to it; this thread only waits. */
+    for (int i = 0; i < 400; i++) {
+        pthread_mutex_lock(&s.mu);
+        int done = s.results >= 5;
+        pthread_mutex_unlock(&s.mu);
+        if (done) break;
+        usleep(5000);
+    }
+    pthread_mutex_lock(&s.mu);
+    CHECK(s.results == 5, "callback results %d of 5", s.results);
+    CHECK(s.other_thread == s.results, "callbacks on the caller's thread: %d of %d", s.results - s.other_thread, s.results);
+    CHECK(s.confirmed == s.results, "confirm from callback: %d of %d", s.confirmed, s.results);
+    pthread_mutex_unlock(&s.mu);
+    CHECK_RC(iap_set_callback(b, NULL, NULL), IAP_OK);
+    CHECK_RC(iap_close(b), IAP_OK);
+    b = open_ok();
+    CHECK(count_results(b, NULL) == 0, "callback-confirmed results delivered again");
+    CHECK_RC(iap_close(b), IAP_OK);
+}
+
+static void test_simulator_ops(void) {
+    iap_bridge *b = open_ok();
+    count_results(b, NULL);
+    char *out = (char *)0x1;
+    CHECK_RC(iap_simulator(b, NULL, &out), IAP_E_NULL_ARG);
+    CHECK(out == NULL, "out_json not cleared");
+    CHECK_RC(iap_simulator(b, "{\"op\":\"transactions\"}", NULL), IAP_E_NULL_ARG);
+    CHECK_RC(iap_simulator(b, "{\"op\":\"teleport\"}", &out), IAP_E_UNKNOWN_OP);
+    CHECK_RC(iap_simulator(b, "{\"nop\":1}", &out), IAP_E_BAD_JSON);
+    CHECK_RC(iap_simulator(b, "{\"op\":\"fail_next\",\"error\":\"gremlins\"}", &out), IAP_E_INVALID_ARG);
+    CHECK_RC(iap_simulator(b, "{\"op\":\"refund\",\"transactionID\":\"999999\"}", &out), IAP_E_NOT_FOUND);
+
+    CHECK_RC(iap_simulator(b, "{\"op\":\"cancel_next\"}", &out), IAP_OK);
+    CHECK(out && strcmp(out, "{\"ok\":true}") == 0, "answer %s", out ? out : "(null)");
+    iap_free(out);
+    CHECK_RC(iap_buy(b, "coins_100", 7000, NULL), IAP_OK);
+    char *m = wait_for(b, "7");
+    CHECK(m && strstr(m, "\"result\":\"1\"") && strstr(m, "\"key\":\"7000\""), "cancel result: %s", m ? m : "(null)");
+    free(m);
+    CHECK_RC(iap_confirm(b, 7000), IAP_OK);
+
+    CHECK_RC(iap_simulator(b, "{\"op\":\"fail_next\",\"error\":\"networkError\"}", &out), IAP_OK);
+    iap_free(out);
+    CHECK_RC(iap_buy(b, "coins_100", 7001, NULL), IAP_OK);
+    m = wait_for(b, "7");
+    CHECK(m && strstr(m, "\"result\":\"3\""), "network failure result: %s", m ? m : "(null)");
+    free(m);
+    CHECK_RC(iap_confirm(b, 7001), IAP_OK);
+    /* Failures charged nothing. */
+    CHECK_RC(iap_simulator(b, "{\"op\":\"transactions\"}", &out), IAP_OK);
+    int n = 0;
+    for (const char *p = out; (p = strstr(p, "\"transactionID\"")) != NULL; p++) n++;
+    iap_free(out);
+    CHECK_RC(iap_close(b), IAP_OK);
+    /* Every transaction so far was confirmed and finished. */
+    b = open_ok();
+    CHECK_RC(iap_simulator(b, "{\"op\":\"transactions\"}", &out), IAP_OK);
+    CHECK(out && strstr(out, "\"finished\":false") == NULL, "unfinished transaction left: %s", out ? out : "(null)");
+    iap_free(out);
+    CHECK(n >= 4, "transactions so far: %d", n);
+    CHECK_RC(iap_close(b), IAP_OK);
+}
+
+int main(int argc, char **argv) {
+    for (int i = 1; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "--catalog") == 0) snprintf(g_catalog, sizeof g_catalog, "%s", argv[++i]);
+        else if (strcmp(argv[i], "--dir") == 0) snprintf(g_dir, sizeof g_dir, "%s", argv[++i]);
+    }
+    if (!g_catalog[0] || !g_dir[0]) {
+        fprintf(stderr, "usage: iap-c-harness --catalog FILE.storekit --dir EMPTYDIR\n");
+        return 2;
+    }
+    mkdir(g_dir, 0700);
+    char logpath[PATH_MAX + 32];
+    snprintf(logpath, sizeof logpath, "%s/messages.jsonl", g_dir);
+    g_log = fopen(logpath, "w");
+    if (!g_log) { perror("messages.jsonl"); return 2; }
+    snprintf(g_config, sizeof g_config,
+             "{\"store\":\"simulator\",\"dataDir\":\"%s/data\",\"catalog\":\"%s\",\"simulator\":{\"stateDir\":\"%s/appstore\"}}",
+             g_dir, g_catalog, g_dir);
+
+    test_open_errors();
+    test_invalid_handles();
+    test_purchase_redelivery_confirm();
+    test_confirm_all_then_nothing();
+    test_callback();
+    test_simulator_ops();
+
+    fclose(g_log);
+    printf("c-harness: %d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,258 @@
+import Foundation
+import IAPCore
+import IAPSimulator
+import Testing
+
+/// The core flow of DESIGN §1 on the simulated store, driven from Swift.
+@Suite("Bridge flow")
+struct BridgeFlowTests {
+    @Test("buy → durable \"7\" with the click key → redelivered until confirmed → finished only after confirm")
+    func buyConfirmRedeliver() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        #expect(b.drainResults().isEmpty)
+        let key = try b.buy("coins_100", 1_700_000_000_123)
+        #expect(key == 1_700_000_000_123)
+        let r = b.drainResults()
+        #expect(r.count == 1)
+        #expect(r.first?["key"]?.stringValue == "1700000000123")
+        #expect(r.first?["result"]?.stringValue == "0")
+        #expect(r.first?["origin"]?.stringValue == "game")
+        #expect(r.first?["price"]?.stringValue == "0.99" && r.first?["currency"]?.stringValue == "USD")
+        let txn = try #require(r.first?["transactionID"]?.stringValue)
+        // C3: not finished before the game confirms.
+        #expect(try b.transactions().first { $0["transactionID"]?.stringValue == txn }?["finished"] == .bool(false))
+        b.close()
+
+        b = try env.open()
+        let again = b.drainResults()
+        #expect(again.map { $0["transactionID"]?.stringValue } == [txn], "redelivered once after reopen")
+        try b.confirm(key)
+        b.c.flush()
+        #expect(try b.transactions().first { $0["transactionID"]?.stringValue == txn }?["finished"] == .bool(true))
+        #expect(throws: IAPError.self) { try b.confirm(key) }
+        b.close()
+
+        b = try env.open()
+        #expect(b.drainResults().isEmpty, "nothing after confirm")
+        // The key may be used again once confirmed.
+        #expect(try b.buy("coins_100", key) == key)
+        b.close()
+    }
+
+    @Test("C7: a live key is refused; an SDK key is chosen for click <= 0; unknown products store nothing")
+    func keys() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = try b.buy("coins_100", 42)
+        do {
+            _ = try b.buy("remove_ads", 42)
+            Issue.record("duplicate key accepted")
+        } catch let e as IAPError {
+            #expect(e.code == .duplicateKey)
+        }
+        let k1 = try b.buy("coins_100", 0)
+        let k2 = try b.buy("coins_100", -1)
+        #expect(k1 > 0 && k2 > 0 && k1 != k2 && k1 != 42)
+        do {
+            _ = try b.buy("no_such_thing", 43)
+            Issue.record("unknown product accepted")
+        } catch let e as IAPError {
+            #expect(e.code == .unknownProduct)
+        }
+        #expect(b.drainResults().map(\.keyValue) == [42, k1, k2])
+        #expect(b.c.liveRecordCount == 3)
+        b.close()
+    }
+
+    @Test("C3+C5: after a reinstall the store re-delivers unconfirmed purchases with the game's key; confirmed ones never")
+    func reinstall() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        _ = try b.buy("coins_100", 1001)
+        _ = try b.buy("coins_100", 1002)
+        _ = b.drain()
+        try b.confirm(1001)
+        b.close()
+        env.reinstall()
+
+        b = try env.open()
+        let r = b.drainResults()
+        #expect(r.map(\.keyValue) == [1002], "only the unconfirmed one, with its click key")
+        #expect(r.first?["origin"]?.stringValue == "game")
+        try b.confirmAll(r)
+        b.close()
+        env.reinstall()
+        b = try env.open()
+        #expect(b.drainResults().isEmpty)
+        b.close()
+    }
+
+    @Test("C4: a transaction the store lists again after confirm is not emitted again (tombstone), and is finished again")
+    func tombstone() throws {
+        let env = TestEnv()
+        // A store that forgets to finish: as if the app died between confirm and finish.
+        let config = try BridgeConfig.parse(Array(env.configJSON.utf8))
+        let inner = try SimulatedStore.open(config: config)
+        let forgetful = ForgetfulStore(inner)
+        var c = try Coordinator.open(config: config, store: forgetful)
+        _ = try c.buy(productID: "coins_100", clickMs: 77)
+        var b = Bridge(c)
+        #expect(b.drainResults().count == 1)
+        try b.confirm(77)
+        c.flush()
+        #expect(c.tombstoneCount == 1)
+        c.close()
+
+        // The store still lists it as unfinished and re-delivers it at open.
+        let inner2 = try SimulatedStore.open(config: config)
+        c = try Coordinator.open(config: config, store: inner2)
+        b = Bridge(c)
+        #expect(b.drainResults().isEmpty, "C4: confirmed transaction emitted again")
+        c.flush()
+        #expect(try b.transactions().allSatisfy { $0["finished"] == .bool(true) }, "re-delivered tombstoned transaction finished again")
+        c.close()
+
+        // Next open: the store no longer lists it; the tombstone goes.
+        let inner3 = try SimulatedStore.open(config: config)
+        c = try Coordinator.open(config: config, store: inner3)
+        #expect(c.tombstoneCount == 0)
+        c.close()
+    }
+
+    @Test("C4: a transaction delivered twice in one session (purchase result and update stream) is one \"7\"")
+    func duplicateDelivery() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = try b.buy("coins_100", 5)
+        // Replaying the same store events: re-delivery at open of the same session.
+        b.c.store.restore()
+        b.c.store.restore()
+        let r = b.drainResults()
+        #expect(r.count == 1)
+        b.close()
+    }
+
+    @Test("C6: a forged transaction is reported unverified, never as success")
+    func forged() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        _ = try b.sim(#"{"op":"forge","productID":"coins_100"}"#)
+        let r = b.drainResults()
+        #expect(r.count == 1)
+        #expect(r.first?["result"]?.stringValue == "6" && r.first?["resultName"]?.stringValue == "unverified")
+        #expect(r.first?["origin"]?.stringValue == "store")
+        b.close()
+        b = try env.open()
+        let again = b.drainResults()
+        #expect(again.allSatisfy { $0["result"]?.stringValue == "6" })
+        try b.confirmAll(again)
+        b.close()
+    }
+
+    @Test("C7: store-initiated purchases get a negative SDK key, stable across a reinstall")
+    func storeInitiated() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        _ = try b.sim(#"{"op":"external_purchase","productID":"coins_100"}"#)
+        let r = b.drainResults()
+        let key = try #require(r.first?.keyValue)
+        #expect(key < 0 && r.first?["origin"]?.stringValue == "store")
+        b.close()
+        env.reinstall()
+        b = try env.open()
+        #expect(b.drainResults().map(\.keyValue) == [key])
+        b.close()
+    }
+
+    @Test("a message goes to the callback or to poll, never both; the callback runs on the SDK's thread")
+    func callbackOrPoll() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        let seen = Locked<[String]>([])
+        let mainThread = pthread_self()
+        let offThread = Locked(0)
+        b.c.queue.setListener { json in
+            seen.withLock { $0.append(String(cString: json)) }
+            if pthread_equal(pthread_self(), mainThread) == 0 { offThread.withLock { $0 += 1 } }
+        }
+        for i in 0..<20 { _ = try b.buy("coins_100", Int64(100 + i)) }
+        var polled = 0
+        for _ in 0..<2000 {
+            if b.c.queue.pop() != nil { polled += 1 }
+            if seen.withLock({ $0.count }) + polled >= 20 { break }
+            usleep(1000)
+        }
+        b.c.queue.setListener(nil)
+        let viaCallback = seen.withLock { $0.count }
+        #expect(viaCallback + polled == 20, "each of 20 messages exactly once: \(viaCallback) + \(polled)")
+        #expect(offThread.withLock { $0 } == viaCallback)
+        for m in seen.withLock({ $0 }) { #expect(MessageSchemas.validate(m).isEmpty) }
+        b.close()
+    }
+
+    @Test("bad configs are named errors", arguments: [
+        ("", IAPCode.badJSON), ("{", .badJSON), ("[]", .badConfig), ("{\"store\":\"itunes\",\"dataDir\":\"/tmp/x\"}", .badConfig),
+        ("{\"store\":\"simulator\",\"dataDir\":\"/tmp/x\"}", .badConfig),
+        ("{\"store\":\"simulator\",\"dataDir\":\"/tmp/x\",\"catalog\":\"c\",\"extra\":true}", .badConfig),
+        ("{\"store\":\"simulator\",\"dataDir\":\"/tmp/x\",\"catalog\":\"c\",\"simulator\":{\"stateDirr\":\"/t\"}}", .badConfig),
+        ("{\"store\":\"simulator\",\"dataDir\":\"/tmp/x\",\"catalog\":\"c\",\"nonRenewingTerms\":{\"a\":\"forever\"}}", .badConfig),
+        ("{\"store\":\"storekit\",\"dataDir\":\"/tmp/x\",\"catalog\":\"c\"}", .badConfig),
+    ])
+    func badConfig(_ text: String, _ code: IAPCode) {
+        do {
+            let c = try BridgeConfig.parse(Array(text.utf8))
+            _ = try SimulatorOptions.parse(c.simulator, dataDir: c.dataDir)
+            Issue.record("accepted \(text)")
+        } catch {
+            #expect(error.code == code, "\(text): \(error)")
+        }
+    }
+
+    @Test("data directories: created when the parent exists, refused otherwise, owner-only files")
+    func directories() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = try b.buy("coins_100", 9)
+        var st = stat()
+        #expect(stat(env.dataDir, &st) == 0 && (st.st_mode & 0o777) == 0o700)
+        #expect(stat(env.dataDir + "/" + Outbox.fileName, &st) == 0 && (st.st_mode & 0o777) == 0o600)
+        b.close()
+        #expect(throws: IAPError.self) { try POSIX.prepareDirectory(env.root + "/a/b", role: "dataDir") }
+        #expect(throws: IAPError.self) { try POSIX.prepareDirectory("relative", role: "dataDir") }
+        _ = FileManager.default.createFile(atPath: env.root + "/file", contents: Data())
+        #expect(throws: IAPError.self) { try POSIX.prepareDirectory(env.root + "/file", role: "dataDir") }
+    }
+
+    @Test("one bridge per dataDir at a time")
+    func busy() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        do {
+            _ = try env.open()
+            Issue.record("second bridge opened on the same directories")
+        } catch let e as IAPError {
+            #expect(e.code == .busy)
+        }
+        b.close()
+        try env.open().close()
+    }
+}
+
+/// Wraps a store and drops `finish`: the app "died" between confirm and finish.
+final class ForgetfulStore: Store, @unchecked Sendable {
+    let inner: Store
+    init(_ inner: Store) { self.inner = inner }
+    var name: String { inner.name }
+    func start(sink: @escaping @Sendable (StoreEvent) -> Void) { inner.start(sink: sink) }
+    func requestProducts(_ ids: [String]) { inner.requestProducts(ids) }
+    func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
+        try inner.purchase(productID: productID, key: key, token: token)
+    }
+    func finish(transactionID: String) {}
+    func restore() { inner.restore() }
+    func refreshEntitlements(reason: String) { inner.refreshEntitlements(reason: reason) }
+    func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { try inner.simulate(command) }
+    func stop() { inner.stop() }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import IAPCore
+import IAPSimulator
+import Testing
+
+@Suite("StoreKit catalogs")
+struct CatalogTests {
+    @Test("the sample catalog has all four product types, localizations and settings")
+    func sample() throws {
+        let c = try Catalog.load(path: MessageSchemas.repoRoot + "/samples/catalog/Game.storekit")
+        #expect(c.products.map(\.id).sorted() == ["coins_100", "remove_ads", "season_pass", "vip_monthly", "vip_yearly"])
+        #expect(c.product("coins_100")?.kind == .consumable)
+        #expect(c.product("remove_ads")?.kind == .nonConsumable)
+        #expect(c.product("season_pass")?.kind == .nonRenewingSubscription)
+        let vip = try #require(c.product("vip_monthly"))
+        #expect(vip.kind == .autoRenewableSubscription && vip.subscriptionPeriod == "P1M" && vip.groupNumber == 2)
+        #expect(vip.introductoryOffer?["period"]?.stringValue == "P1W")
+        #expect(c.localized(c.product("coins_100")!).title == "100 Coins")
+        #expect(c.settings.storefront == "USA" && c.version == "4.0")
+    }
+
+    @Test("malformed catalogs are refused with IAP_E_CATALOG", arguments: [
+        "", "[]", "{\"products\":{}}", "{\"products\":[{\"type\":\"Consumable\",\"displayPrice\":\"1\"}]}",
+        "{\"products\":[{\"productID\":\"a\",\"type\":\"Gizmo\",\"displayPrice\":\"1\"}]}",
+        "{\"products\":[{\"productID\":\"a\",\"type\":\"Consumable\",\"displayPrice\":\"one\"}]}",
+        "{\"products\":[{\"productID\":\"a\",\"type\":\"Consumable\"}]}",
+        "{\"products\":[{\"productID\":\"a\",\"type\":\"Consumable\",\"displayPrice\":\"1\"},{\"productID\":\"a\",\"type\":\"Consumable\",\"displayPrice\":\"1\"}]}",
+        "{\"subscriptionGroups\":[{\"id\":\"g\",\"subscriptions\":[{\"productID\":\"s\",\"type\":\"RecurringSubscription\",\"displayPrice\":\"1\"}]}]}",
+        "{\"subscriptionGroups\":[{\"id\":\"g\",\"subscriptions\":[{\"productID\":\"s\",\"type\":\"RecurringSubscription\",\"displayPrice\":\"1\",\"recurringSubscriptionPeriod\":\"monthly\"}]}]}",
+    ])
+    func malformed(_ text: String) {
+        do {
+            _ = try Catalog.parse(Array(text.utf8))
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.code == .catalog)
+            #expect(!error.message.isEmpty)
+        }
+    }
+
+    @Test("a missing catalog file is IAP_E_CATALOG naming the path")
+    func missing() {
+        do {
+            _ = try Catalog.load(path: "/nonexistent/x.storekit")
+            Issue.record("loaded a missing file")
+        } catch {
+            #expect(error.code == .catalog && error.message.contains("/nonexistent/x.storekit"))
+        }
+    }
+
+    /// Reads "Expected product IDs" from the corpus README: one line per file,
+    /// IDs separated by "," or ";", a leading "." continuing the previous ID's prefix.
+    static func expectedIDs(readme: String) -> [String: Set<String>] {
+        let files = ["food truck": "apple-sample-food-truck-Products.storekit",
+                     "RCTTester": "revenuecat-RCTTester.storekit",
+                     "UnitTestsConfiguration": "revenuecat-UnitTestsConfiguration.storekit"]
+        var out: [String: Set<String>] = [:]
+        for line in readme.split(separator: "\n") where line.hasPrefix("- ") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[line.index(line.startIndex, offsetBy: 2)..<colon].trimmingCharacters(in: .whitespaces)
+            guard let file = files[name] else { continue }
+            var ids = Set<String>()
+            var previous = ""
+            for raw in line[line.index(after: colon)...].split(whereSeparator: { $0 == "," || $0 == ";" }) {
+                var id = raw.trimmingCharacters(in: .whitespaces)
+                if id.hasPrefix("."), let dot = previous.lastIndex(of: ".") { id = String(previous[..<dot]) + id }
+                ids.insert(id)
+                previous = id
+            }
+            out[file] = ids
+        }
+        return out
+    }
+
+    @Test("every file of the shared StoreKit corpus loads with the product IDs its README lists")
+    func corpus() throws {
+        let dir = MessageSchemas.repoRoot + "/../shared/storekit-corpus"
+        guard let readme = FileManager.default.contents(atPath: dir + "/README.md") else {
+            print("SKIPPED: corpus test: \(dir) is absent")
+            return
+        }
+        let expected = CatalogTests.expectedIDs(readme: String(decoding: readme, as: UTF8.self))
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".storekit") }
+        #expect(files.count >= 3)
+        #expect(expected.count == 3, "README parse: \(expected)")
+        for f in files {
+            let c = try Catalog.load(path: dir + "/" + f)
+            let ids = Set(c.products.map(\.id))
+            #expect(ids == expected[f], "\(f): \(ids.sorted()) vs README \(expected[f]?.sorted() ?? [])")
+            for p in c.products { #expect(Price.normalize(p.price) != nil) }
+        }
+        // Right-to-left localizations survive: the food truck file has Arabic.
+        let truck = try Catalog.load(path: dir + "/apple-sample-food-truck-Products.storekit")
+        #expect(truck.product("feature.annualhistory")?.localizations.contains { $0.locale == "ar" } == true)
+    }
+}

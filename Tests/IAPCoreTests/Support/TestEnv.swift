@@ -1,0 +1,83 @@
+import Foundation
+import IAPCore
+import IAPSimulator
+import Testing
+
+/// A fresh directory with a game's dataDir and the simulated store's stateDir,
+/// and helpers to open bridges on it the way iap_open does.
+final class TestEnv: @unchecked Sendable {
+    let root: String
+    let catalog: String
+    var dataDir: String { root + "/data" }
+    var stateDir: String { root + "/appstore" }
+    var extraConfig: String = ""
+
+    init(catalog: String = MessageSchemas.repoRoot + "/samples/catalog/Game.storekit") {
+        let template = NSTemporaryDirectory() + "iap-test-XXXXXX"
+        var buf = Array(template.utf8CString)
+        let made = buf.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(made != nil, "mkdtemp failed")
+        root = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        self.catalog = catalog
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    var configJSON: String {
+        "{\"store\":\"simulator\",\"dataDir\":\"\(dataDir)\",\"catalog\":\"\(catalog)\",\"simulator\":{\"stateDir\":\"\(stateDir)\",\"tickMs\":0}\(extraConfig)}"
+    }
+
+    func open() throws -> Bridge {
+        let config = try BridgeConfig.parse(Array(configJSON.utf8))
+        let store = try SimulatedStore.open(config: config)
+        do {
+            return Bridge(try Coordinator.open(config: config, store: store))
+        } catch {
+            store.stop()
+            throw error
+        }
+    }
+
+    /// Deletes the game's data: a reinstall (the store keeps its state).
+    func reinstall() { try? FileManager.default.removeItem(atPath: dataDir) }
+}
+
+/// A coordinator with test helpers: every message taken is checked against
+/// its JSON Schema.
+final class Bridge: @unchecked Sendable {
+    let c: Coordinator
+    init(_ c: Coordinator) { self.c = c }
+
+    /// Everything queued now, parsed; each message validated against its schema.
+    func drain() -> [JSONValue] {
+        var out: [JSONValue] = []
+        while let m = c.queue.pop() {
+            let text = String(decoding: m, as: UTF8.self)
+            let errors = MessageSchemas.validate(text)
+            #expect(errors.isEmpty, "schema: \(errors)")
+            if let v = try? JSONParser.parse(bytes: m) { out.append(v) }
+        }
+        return out
+    }
+
+    func results(_ messages: [JSONValue]) -> [JSONValue] { messages.filter { $0["type"]?.stringValue == "7" } }
+    func drainResults() -> [JSONValue] { results(drain()) }
+
+    func buy(_ product: String, _ click: Int64) throws -> Int64 { try c.buy(productID: product, clickMs: click) }
+    func confirm(_ key: Int64) throws { try c.confirm(key: key) }
+    func sim(_ json: String) throws -> JSONValue { try c.simulate(try JSONParser.parse(json)) }
+    func transactions() throws -> [JSONValue] { try sim("{\"op\":\"transactions\"}")["transactions"]?.arrayValue ?? [] }
+    func close() { c.close() }
+
+    /// Confirms every "7" and "revoked" in `messages`.
+    func confirmAll(_ messages: [JSONValue]) throws {
+        for m in messages where ["7", "revoked"].contains(m["type"]?.stringValue ?? "") {
+            if let k = m["key"]?.stringValue.flatMap({ Int64($0) }) { try c.confirm(key: k) }
+        }
+        c.flush()
+    }
+}
+
+extension JSONValue {
+    var keyValue: Int64? { self["key"]?.stringValue.flatMap { Int64($0) } }
+}
