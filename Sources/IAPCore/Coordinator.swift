@@ -248,7 +248,7 @@ public final class Coordinator: @unchecked Sendable {
             let (key, origin) = resolveKey(t, arrival, flavor: "t")
             if origin == "game" { inFlight.remove(key) }
             let owned = t.kind != .consumable
-            var alreadyOwned = false
+            var alreadyOwned = t.alreadyOwned && owned
             if !outbox.liveRecords(transaction: t.id, flavor: .transaction).isEmpty {
                 // C4: the same transaction again (purchase result and update
                 // stream, launch re-delivery). Only a new click on something

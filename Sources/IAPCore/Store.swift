@@ -96,12 +96,14 @@ public struct StoreTransaction: Sendable, Equatable {
     /// A subscription renewal: the store made it, not a click, even though it
     /// may carry the original purchase's token.
     public var isRenewal: Bool
+    /// The answer to a purchase of something already owned: no new charge.
+    public var alreadyOwned: Bool
 
     public init(id: String, originalID: String, productID: String, kind: ProductKind, purchaseDateMs: Int64,
                 expiresDateMs: Int64? = nil, revocationDateMs: Int64? = nil, revocationReason: String? = nil,
                 price: String, currency: String, quantity: Int64 = 1, token: PurchaseToken? = nil,
                 verified: Bool = true, jws: String? = nil, environment: String, isUpgraded: Bool = false,
-                isRenewal: Bool = false) {
+                isRenewal: Bool = false, alreadyOwned: Bool = false) {
         self.id = id
         self.originalID = originalID
         self.productID = productID
@@ -119,6 +121,7 @@ public struct StoreTransaction: Sendable, Equatable {
         self.environment = environment
         self.isUpgraded = isUpgraded
         self.isRenewal = isRenewal
+        self.alreadyOwned = alreadyOwned
     }
 }
 

@@ -232,7 +232,9 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             }
             // Something owned is not charged again: StoreKit answers with the existing transaction.
             if let owned = ownedTransactionLocked(for: p) {
-                out.append(.transaction(owned.storeTransaction(currency: currency), .purchase(key: key)))
+                var st = owned.storeTransaction(currency: currency)
+                st.alreadyOwned = true
+                out.append(.transaction(st, .purchase(key: key)))
                 return
             }
             if askToBuy || interruptNext {

@@ -1,0 +1,328 @@
+import Foundation
+import IAPCore
+import IAPSimulator
+import Testing
+
+private func type(_ m: JSONValue) -> String { m["type"]?.stringValue ?? "" }
+private func of(_ ms: [JSONValue], _ t: String) -> [JSONValue] { ms.filter { type($0) == t } }
+private func entitled(_ ms: [JSONValue]) -> [String]? {
+    of(ms, "entitlements").last?["items"]?.arrayValue?.compactMap { $0["productID"]?.stringValue }.sorted()
+}
+private let day: Int64 = 86_400
+
+/// Issue 4: the whole store lifecycle on the simulated store, from Swift.
+@Suite("Store lifecycle")
+struct LifecycleTests {
+    @Test("non-consumable: owned; buying it again returns the existing transaction with no new charge")
+    func nonConsumable() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        _ = try b.buy("remove_ads", 10)
+        let first = b.drain()
+        let r1 = try #require(b.results(first).first)
+        #expect(r1["alreadyOwned"] == .bool(false) && r1["kind"]?.stringValue == "nonConsumable")
+        #expect(entitled(first) == ["remove_ads"], "entitlements change after the purchase")
+        _ = try b.buy("remove_ads", 11)
+        let r2 = try #require(b.drainResults().first)
+        #expect(r2["alreadyOwned"] == .bool(true))
+        #expect(r2["transactionID"] == r1["transactionID"] && r2.keyValue == 11)
+        #expect(try b.transactions().count == 1, "no second charge")
+        try b.confirmAll([r1, r2])
+        b.close()
+        // After confirm and a restart (tombstone gone) it is still not charged twice.
+        b = try env.open()
+        #expect(entitled(b.drain()) == ["remove_ads"], "entitlements at open")
+        _ = try b.buy("remove_ads", 12)
+        let r3 = try #require(b.drainResults().first)
+        #expect(r3["alreadyOwned"] == .bool(true) && r3["result"]?.stringValue == "0")
+        #expect(try b.transactions().count == 1)
+        b.close()
+    }
+
+    @Test("restore emits the current entitlements; consumables never appear")
+    func restore() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = try b.buy("coins_100", 1)
+        _ = try b.buy("remove_ads", 2)
+        _ = try b.buy("vip_monthly", 3)
+        _ = try b.buy("season_pass", 4)
+        try b.confirmAll(b.drain())
+        try b.c.restore()
+        let ms = b.drain()
+        let e = try #require(of(ms, "entitlements").last)
+        #expect(e["reason"]?.stringValue == "restore")
+        #expect(entitled(ms) == ["remove_ads", "season_pass", "vip_monthly"])
+        let vip = e["items"]?.arrayValue?.first { $0["productID"]?.stringValue == "vip_monthly" }
+        let expires = try #require(vip?["expiresDate"]?.int64Value)
+        #expect(expires > e["now"]!.int64Value!)
+        #expect(b.results(ms).isEmpty, "confirmed transactions are not re-delivered by a restore")
+        b.close()
+    }
+
+    @Test("auto-renewable: renewals are store-initiated results with the same original ID; expiry when renewal is off")
+    func subscriptions() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        _ = try b.buy("vip_monthly", 100)
+        let buy = b.drain()
+        let first = try #require(b.results(buy).first)
+        let original = try #require(first["transactionID"]?.stringValue)
+        #expect(first["expiresDate"]?.int64Value != nil)
+        try b.confirmAll(buy)
+        _ = try b.sim("{\"op\":\"advance\",\"seconds\":\(32 * day)}")
+        let renewal = b.drain()
+        let r = try #require(b.results(renewal).first, "no renewal after a month")
+        #expect(r["origin"]?.stringValue == "store" && (r.keyValue ?? 0) < 0)
+        #expect(r["originalTransactionID"]?.stringValue == original && r["transactionID"]?.stringValue != original)
+        #expect(r["expiresDate"]!.int64Value! > first["expiresDate"]!.int64Value!)
+        #expect(entitled(renewal) == ["vip_monthly"])
+        try b.confirmAll(renewal)
+        b.close()
+
+        // Renewal off: the subscription ends with its period, after a restart too.
+        b = try env.open()
+        _ = b.drain()
+        _ = try b.sim(#"{"op":"auto_renew","productID":"vip_monthly","enabled":false}"#)
+        _ = try b.sim("{\"op\":\"advance\",\"seconds\":\(40 * day)}")
+        let ended = b.drain()
+        #expect(b.results(ended).isEmpty, "renewed although auto-renew is off")
+        #expect(entitled(ended) == [], "VIP still entitled after expiry: \(ended)")
+        b.close()
+        b = try env.open()
+        #expect(entitled(b.drain()) == [])
+        b.close()
+    }
+
+    @Test("subscription upgrade takes effect at once in the same chain; a downgrade at the next renewal")
+    func upgradeDowngrade() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = try b.buy("vip_monthly", 1)
+        let m = try #require(b.drainResults().first)
+        _ = try b.buy("vip_yearly", 2)  // groupNumber 1 ranks above 2: an upgrade
+        let ms = b.drain()
+        let y = try #require(b.results(ms).first)
+        #expect(y["productID"]?.stringValue == "vip_yearly" && y["alreadyOwned"] == .bool(false))
+        #expect(y["originalTransactionID"] == m["originalTransactionID"])
+        #expect(entitled(ms) == ["vip_yearly"])
+        _ = try b.buy("vip_monthly", 3)  // a downgrade: no charge now
+        let d = try #require(b.drainResults().first)
+        #expect(d["productID"]?.stringValue == "vip_yearly" && d["alreadyOwned"] == .bool(true))
+        _ = try b.sim("{\"op\":\"advance\",\"seconds\":\(370 * day)}")
+        let renewed = b.drain()
+        #expect(b.results(renewed).first?["productID"]?.stringValue == "vip_monthly", "downgrade at renewal")
+        #expect(entitled(renewed) == ["vip_monthly"])
+        b.close()
+    }
+
+    @Test("non-renewing subscriptions: bought again and again, each ends after the configured term")
+    func nonRenewing() throws {
+        let env = TestEnv()
+        env.extraConfig = #","nonRenewingTerms":{"season_pass":"P3M"}"#
+        let b = try env.open()
+        _ = try b.buy("season_pass", 1)
+        _ = try b.buy("season_pass", 2)
+        let rs = b.drainResults()
+        #expect(rs.count == 2 && rs[0]["transactionID"] != rs[1]["transactionID"])
+        for r in rs {
+            let span = r["expiresDate"]!.int64Value! - r["purchaseDate"]!.int64Value!
+            #expect(span >= 89 * day * 1000 && span <= 92 * day * 1000, "term \(span) ms is not 3 months")
+        }
+        #expect(rs.allSatisfy { $0["alreadyOwned"] == .bool(false) })
+        _ = try b.sim("{\"op\":\"advance\",\"seconds\":\(100 * day)}")
+        #expect(entitled(b.drain()) == [])
+        b.close()
+    }
+
+    @Test("Ask to Buy: pending, then approved after a restart with the original click key; or declined with it")
+    func askToBuy() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        _ = try b.sim(#"{"op":"ask_to_buy","enabled":true}"#)
+        _ = try b.buy("remove_ads", 555)
+        _ = try b.buy("coins_100", 556)
+        let ms = b.drain()
+        #expect(b.results(ms).isEmpty, "a pending purchase is not a result")
+        #expect(of(ms, "pending").map(\.keyValue) == [555, 556])
+        #expect(of(ms, "pending").first?["reason"]?.stringValue == "askToBuy")
+        b.close()
+
+        b = try env.open()
+        _ = b.drain()
+        let pending = try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue ?? []
+        #expect(pending.count == 2)
+        let ids = pending.compactMap { $0["id"]?.stringValue }
+        _ = try b.sim("{\"op\":\"approve\",\"id\":\"\(ids[0])\"}")
+        _ = try b.sim("{\"op\":\"decline\",\"id\":\"\(ids[1])\"}")
+        let rs = b.drainResults()
+        #expect(rs.count == 2)
+        let approved = try #require(rs.first { $0.keyValue == 555 })
+        #expect(approved["result"]?.stringValue == "0" && approved["origin"]?.stringValue == "game")
+        let declined = try #require(rs.first { $0.keyValue == 556 })
+        #expect(declined["result"]?.stringValue == "2" && declined["resultName"]?.stringValue == "declined")
+        #expect(try b.transactions().count == 1, "a declined request charges nothing")
+        try b.confirmAll(rs)
+        b.close()
+        b = try env.open()
+        #expect(b.drainResults().isEmpty)
+        b.close()
+    }
+
+    @Test("Ask to Buy approved while the game's data was wiped still arrives with the click key")
+    func askToBuyAfterReinstall() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        _ = try b.sim(#"{"op":"ask_to_buy","enabled":true}"#)
+        _ = try b.buy("coins_100", 9001)
+        b.close()
+        env.reinstall()
+        b = try env.open()
+        let id = try #require(try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue?.first?["id"]?.stringValue)
+        _ = try b.sim("{\"op\":\"approve\",\"id\":\"\(id)\"}")
+        #expect(b.drainResults().map(\.keyValue) == [9001])
+        b.close()
+    }
+
+    @Test("interrupted purchase: fails first, then completes as a success with the original key")
+    func interrupted() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        _ = try b.sim(#"{"op":"interrupt_next"}"#)
+        _ = try b.buy("coins_100", 777)
+        let ms = b.drain()
+        let fail = try #require(b.results(ms).first)
+        #expect(fail["result"]?.stringValue == "7" && fail.keyValue == 777)
+        #expect(of(ms, "pending").first?["reason"]?.stringValue == "interrupted")
+        #expect(try b.transactions().isEmpty, "not charged yet")
+        b.close()
+
+        // The player completes the payment later; the game restarted in between
+        // and has not confirmed the failure.
+        b = try env.open()
+        let redelivered = b.drainResults()
+        #expect(redelivered.map { $0["result"]?.stringValue } == ["7"])
+        let id = try #require(try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue?.first?["id"]?.stringValue)
+        _ = try b.sim("{\"op\":\"resolve\",\"id\":\"\(id)\"}")
+        // Confirming the failure (already delivered) must not drop the success (not yet delivered).
+        try b.confirm(777)
+        let success = b.drainResults()
+        #expect(success.count == 1 && success.first?["result"]?.stringValue == "0" && success.first?.keyValue == 777)
+        b.c.flush()
+        b.close()
+        b = try env.open()
+        let still = b.drainResults()
+        #expect(still.map { $0["result"]?.stringValue } == ["0"], "the success stays until confirmed")
+        try b.confirmAll(still)
+        b.close()
+    }
+
+    @Test("refund: a \"revoked\" message kept until confirmed; also for a refund made while the app was closed")
+    func refunds() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        _ = try b.buy("remove_ads", 1)
+        _ = try b.buy("vip_monthly", 2)
+        let bought = b.drainResults()
+        try b.confirmAll(bought)
+        let adsTxn = try #require(bought.first?["transactionID"]?.stringValue)
+        let vipTxn = try #require(bought.last?["transactionID"]?.stringValue)
+        _ = try b.sim("{\"op\":\"refund\",\"transactionID\":\"\(adsTxn)\"}")
+        var ms = b.drain()
+        let revoked = try #require(of(ms, "revoked").first)
+        #expect(revoked["transactionID"]?.stringValue == adsTxn && revoked["productID"]?.stringValue == "remove_ads")
+        #expect(revoked["origin"]?.stringValue == "game")
+        #expect(entitled(ms) == ["vip_monthly"])
+        b.close()
+        // Not confirmed: delivered again.
+        b = try env.open()
+        ms = b.drain()
+        #expect(of(ms, "revoked").count == 1)
+        try b.confirmAll(ms)
+        b.close()
+
+        // A refund while the app is closed: noticed at the next open.
+        let config = try BridgeConfig.parse(Array(env.configJSON.utf8))
+        let store = try SimulatedStore.open(config: config)
+        _ = try store.simulate(try JSONParser.parse("{\"op\":\"refund\",\"transactionID\":\"\(vipTxn)\"}"))
+        store.stop()
+        b = try env.open()
+        ms = b.drain()
+        #expect(of(ms, "revoked").map { $0["transactionID"]?.stringValue } == [vipTxn])
+        #expect(entitled(ms) == [])
+        try b.confirmAll(ms)
+        b.close()
+        b = try env.open()
+        #expect(of(b.drain(), "revoked").isEmpty, "revocation delivered again after confirm")
+        b.close()
+    }
+
+    @Test("every named store error maps to its result code and charges nothing", arguments: [
+        ("networkError", "3"), ("notAllowed", "4"), ("productUnavailable", "5"), ("unknown", "8"), ("cancelled", "1"),
+        ("purchaseNotAllowed", "4"), ("systemError", "8"),
+    ])
+    func failures(_ name: String, _ code: String) throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = try b.sim("{\"op\":\"fail_next\",\"error\":\"\(name)\"}")
+        _ = try b.buy("coins_100", 1)
+        let r = try #require(b.drainResults().first)
+        #expect(r["result"]?.stringValue == code && r["transactionID"]?.stringValue == "")
+        #expect((r["message"]?.stringValue ?? "").isEmpty == false)
+        #expect(try b.transactions().isEmpty)
+        // Only the next purchase fails.
+        _ = try b.buy("coins_100", 2)
+        #expect(b.drainResults().first?["result"]?.stringValue == "0")
+        b.close()
+    }
+
+    @Test("catalog settings: _failTransactionsEnabled, _storeKitErrors, _askToBuyEnabled")
+    func catalogSettings() throws {
+        let base = try String(contentsOfFile: MessageSchemas.repoRoot + "/samples/catalog/Game.storekit", encoding: .utf8)
+        var keep: [TestEnv] = []  // the directories live until the test ends
+        defer { keep.removeAll() }
+        func catalog(_ replace: String, _ with: String) throws -> String {
+            let dir = TestEnv()
+            keep.append(dir)
+            let path = dir.root + "/variant.storekit"
+            try base.replacingOccurrences(of: replace, with: with).write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        var env = TestEnv(catalog: try catalog("\"_failTransactionsEnabled\" : false", "\"_failTransactionsEnabled\" : true"))
+        var b = try env.open()
+        _ = try b.buy("coins_100", 1)
+        #expect(b.drainResults().first?["result"]?.stringValue == "8")
+        b.close()
+
+        env = TestEnv(catalog: try catalog("\"_storeKitErrors\" : [ ]",
+            "\"_storeKitErrors\" : [{\"current\":{\"index\":0,\"type\":\"network\"},\"enabled\":true,\"name\":\"Purchase\"},{\"current\":null,\"enabled\":true,\"name\":\"Load Products\"}]"))
+        b = try env.open()
+        _ = try b.buy("coins_100", 1)
+        #expect(b.drainResults().first?["result"]?.stringValue == "3")
+        try b.c.requestProducts(["coins_100"])
+        let p = try #require(of(b.drain(), "999").first)
+        #expect(p["error"]?.stringValue != nil && p["items"]?.arrayValue?.isEmpty == true)
+        b.close()
+
+        env = TestEnv(catalog: try catalog("\"_askToBuyEnabled\" : false", "\"_askToBuyEnabled\" : true"))
+        b = try env.open()
+        _ = try b.buy("coins_100", 1)
+        #expect(of(b.drain(), "pending").count == 1)
+        b.close()
+    }
+
+    @Test("products: localized fields, subscription period and intro offer, unknown IDs listed")
+    func products() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        try b.c.requestProducts(["vip_monthly", "coins_100", "nope", "coins_100"])
+        let p = try #require(of(b.drain(), "999").first)
+        #expect(p["invalid"] == .array([.string("nope")]))
+        #expect(p["products"]?["coins_100"]?.stringValue == "0.99")
+        let vip = try #require(p["items"]?.arrayValue?.first { $0["id"]?.stringValue == "vip_monthly" })
+        #expect(vip["subscriptionPeriod"]?.stringValue == "P1M" && vip["displayPrice"]?.stringValue == "$2.99")
+        #expect(vip["introductoryOffer"]?["paymentMode"]?.stringValue == "free")
+        #expect(p["items"]?.arrayValue?.count == 2)
+        b.close()
+    }
+}
