@@ -347,6 +347,149 @@ static void test_simulator_ops(void) {
     CHECK_RC(iap_close(b), IAP_OK);
 }
 
+
+/* ---- issue 4: the store lifecycle from C, across restarts ---- */
+static char g_config_lc[8192];
+
+static iap_bridge *open_lc(void) {
+    iap_bridge *b = NULL;
+    CHECK_RC(iap_open(g_config_lc, &b), IAP_OK);
+    return b;
+}
+
+static void sim(iap_bridge *b, const char *cmd, char *answer, size_t size) {
+    char *out = NULL;
+    CHECK_RC(iap_simulator(b, cmd, &out), IAP_OK);
+    if (answer) snprintf(answer, size, "%s", out ? out : "");
+    iap_free(out);
+}
+
+/* Waits for a message of `type` whose fields match; returns a copy or NULL. */
+static char *expect_msg(iap_bridge *b, const char *type, const char *must_contain) {
+    for (int i = 0; i < 200; i++) {
+        char *m;
+        while ((m = iap_poll(b)) != NULL) {
+            log_message(m);
+            char t[32] = "";
+            field(m, "type", t, sizeof t);
+            if (strcmp(t, type) == 0 && (!must_contain || strstr(m, must_contain))) {
+                char *copy = strdup(m);
+                iap_free(m);
+                return copy;
+            }
+            iap_free(m);
+        }
+        usleep(5000);
+    }
+    return NULL;
+}
+
+static void confirm_msg(iap_bridge *b, const char *m) {
+    char k[32] = "";
+    field(m, "key", k, sizeof k);
+    CHECK_RC(iap_confirm(b, strtoll(k, NULL, 10)), IAP_OK);
+}
+
+static void test_lifecycle(void) {
+    char answer[8192], id[32], cmd[256], txn_ads[64] = "";
+    iap_bridge *b = open_lc();
+
+    /* Ask to Buy, approved after a restart: success with the original key. */
+    sim(b, "{\"op\":\"ask_to_buy\",\"enabled\":true}", NULL, 0);
+    CHECK_RC(iap_buy(b, "remove_ads", 8001, NULL), IAP_OK);
+    char *m = expect_msg(b, "pending", "\"key\":\"8001\"");
+    CHECK(m != NULL, "no pending message for Ask to Buy");
+    free(m);
+    CHECK_RC(iap_close(b), IAP_OK);
+    b = open_lc();
+    sim(b, "{\"op\":\"pending\"}", answer, sizeof answer);
+    CHECK(field(answer, "id", id, sizeof id), "pending list: %s", answer);
+    snprintf(cmd, sizeof cmd, "{\"op\":\"approve\",\"id\":\"%s\"}", id);
+    sim(b, cmd, NULL, 0);
+    m = expect_msg(b, "7", "\"key\":\"8001\"");
+    CHECK(m && strstr(m, "\"result\":\"0\"") && strstr(m, "\"origin\":\"game\""), "approved result: %s", m ? m : "(null)");
+    if (m) { field(m, "transactionID", txn_ads, sizeof txn_ads); confirm_msg(b, m); free(m); }
+
+    /* Ask to Buy declined: a "7" with result "2" and the original key. */
+    CHECK_RC(iap_buy(b, "coins_100", 8002, NULL), IAP_OK);
+    free(expect_msg(b, "pending", "\"key\":\"8002\""));
+    sim(b, "{\"op\":\"pending\"}", answer, sizeof answer);
+    field(answer, "id", id, sizeof id);
+    snprintf(cmd, sizeof cmd, "{\"op\":\"decline\",\"id\":\"%s\"}", id);
+    sim(b, cmd, NULL, 0);
+    m = expect_msg(b, "7", "\"key\":\"8002\"");
+    CHECK(m && strstr(m, "\"result\":\"2\""), "declined result: %s", m ? m : "(null)");
+    if (m) { confirm_msg(b, m); free(m); }
+    sim(b, "{\"op\":\"ask_to_buy\",\"enabled\":false}", NULL, 0);
+
+    /* Interrupted: fails first; after a restart it completes with the same key. */
+    sim(b, "{\"op\":\"interrupt_next\"}", NULL, 0);
+    CHECK_RC(iap_buy(b, "coins_100", 8003, NULL), IAP_OK);
+    m = expect_msg(b, "7", "\"key\":\"8003\"");
+    CHECK(m && strstr(m, "\"result\":\"7\""), "interrupted result: %s", m ? m : "(null)");
+    if (m) { confirm_msg(b, m); free(m); }
+    CHECK_RC(iap_close(b), IAP_OK);
+    b = open_lc();
+    sim(b, "{\"op\":\"pending\"}", answer, sizeof answer);
+    CHECK(field(answer, "id", id, sizeof id) && strstr(answer, "interrupted"), "pending: %s", answer);
+    snprintf(cmd, sizeof cmd, "{\"op\":\"resolve\",\"id\":\"%s\"}", id);
+    sim(b, cmd, NULL, 0);
+    m = expect_msg(b, "7", "\"key\":\"8003\"");
+    CHECK(m && strstr(m, "\"result\":\"0\""), "resolved result: %s", m ? m : "(null)");
+    if (m) { confirm_msg(b, m); free(m); }
+
+    /* A subscription renews (store-initiated, negative key), then expires. */
+    CHECK_RC(iap_buy(b, "vip_monthly", 8004, NULL), IAP_OK);
+    m = expect_msg(b, "7", "\"key\":\"8004\"");
+    CHECK(m && strstr(m, "\"expiresDate\":1"), "subscription result: %s", m ? m : "(null)");
+    if (m) { confirm_msg(b, m); free(m); }
+    sim(b, "{\"op\":\"advance\",\"seconds\":2764800}", NULL, 0);
+    m = expect_msg(b, "7", "\"origin\":\"store\"");
+    CHECK(m && strstr(m, "\"key\":\"-") && strstr(m, "vip_monthly"), "renewal: %s", m ? m : "(null)");
+    if (m) { confirm_msg(b, m); free(m); }
+    sim(b, "{\"op\":\"auto_renew\",\"productID\":\"vip_monthly\",\"enabled\":false}", NULL, 0);
+    sim(b, "{\"op\":\"advance\",\"seconds\":3456000}", NULL, 0);
+    /* The renewal changed the entitlements first; the last change drops VIP. */
+    char *last = NULL;
+    while ((m = expect_msg(b, "entitlements", "\"reason\":\"change\"")) != NULL) { free(last); last = m; }
+    CHECK(last && !strstr(last, "vip_monthly"), "VIP not expired: %s", last ? last : "(null)");
+    free(last);
+
+    /* A refund: "revoked", kept until confirmed, not delivered after. */
+    snprintf(cmd, sizeof cmd, "{\"op\":\"refund\",\"transactionID\":\"%s\"}", txn_ads);
+    sim(b, cmd, NULL, 0);
+    m = expect_msg(b, "revoked", txn_ads);
+    CHECK(m != NULL, "no revoked message for %s", txn_ads);
+    CHECK_RC(iap_close(b), IAP_OK);
+    free(m);
+    b = open_lc();
+    m = expect_msg(b, "revoked", txn_ads);
+    CHECK(m != NULL, "revoked not redelivered before confirm");
+    if (m) { confirm_msg(b, m); free(m); }
+    CHECK_RC(iap_close(b), IAP_OK);
+    b = open_lc();
+    m = expect_msg(b, "revoked", NULL);
+    CHECK(m == NULL, "revoked delivered after confirm: %s", m ? m : "");
+    free(m);
+
+    /* Store-initiated and forged transactions. */
+    sim(b, "{\"op\":\"external_purchase\",\"productID\":\"coins_100\"}", NULL, 0);
+    m = expect_msg(b, "7", "\"origin\":\"store\"");
+    CHECK(m && strstr(m, "\"result\":\"0\"") && strstr(m, "\"key\":\"-"), "external purchase: %s", m ? m : "(null)");
+    if (m) { confirm_msg(b, m); free(m); }
+    sim(b, "{\"op\":\"forge\",\"productID\":\"coins_100\"}", NULL, 0);
+    m = expect_msg(b, "7", "\"resultName\":\"unverified\"");
+    CHECK(m && strstr(m, "\"result\":\"6\""), "forged: %s", m ? m : "(null)");
+    if (m) { confirm_msg(b, m); free(m); }
+
+    /* Restore: entitlements with reason "restore". */
+    CHECK_RC(iap_restore(b), IAP_OK);
+    m = expect_msg(b, "entitlements", "\"reason\":\"restore\"");
+    CHECK(m != NULL, "no entitlements after restore");
+    free(m);
+    CHECK_RC(iap_close(b), IAP_OK);
+}
+
 int main(int argc, char **argv) {
     for (int i = 1; i + 1 < argc; i++) {
         if (strcmp(argv[i], "--catalog") == 0) snprintf(g_catalog, sizeof g_catalog, "%s", argv[++i]);
@@ -371,6 +514,10 @@ int main(int argc, char **argv) {
     test_confirm_all_then_nothing();
     test_callback();
     test_simulator_ops();
+    snprintf(g_config_lc, sizeof g_config_lc,
+             "{\"store\":\"simulator\",\"dataDir\":\"%s/lc-data\",\"catalog\":\"%s\",\"simulator\":{\"stateDir\":\"%s/lc-appstore\",\"tickMs\":0}}",
+             g_dir, g_catalog, g_dir);
+    test_lifecycle();
 
     fclose(g_log);
     printf("c-harness: %d passed, %d failed\n", passed, failed);
