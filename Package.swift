@@ -29,6 +29,10 @@ let package = Package(
         .executableTarget(
             name: "iap-demo", dependencies: ["IAPBridge"], path: "samples/c-demo",
             cSettings: [.headerSearchPath("../../include")]),
+        // The lifecycle demo: subscriptions, Ask to Buy, refunds.
+        .executableTarget(
+            name: "iap-lifecycle-demo", dependencies: ["IAPBridge"], path: "samples/c-lifecycle",
+            cSettings: [.headerSearchPath("../../include")]),
         // The C test harness: drives the real C ABI from C; run by the Swift test suite.
         .executableTarget(
             name: "iap-c-harness", dependencies: ["IAPBridge"], path: "Tests/c-harness",

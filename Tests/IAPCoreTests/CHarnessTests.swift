@@ -39,6 +39,15 @@ struct CHarnessTests {
         for line in lines { #expect(MessageSchemas.validate(String(line)).isEmpty, "\(MessageSchemas.validate(String(line)))") }
     }
 
+    @Test("the lifecycle demo (renewal, expiry, Ask to Buy after a restart, refund) runs and exits 0")
+    func lifecycleDemo() throws {
+        let exe = Self.binDir + "/iap-lifecycle-demo"
+        try #require(FileManager.default.isExecutableFile(atPath: exe))
+        let (status, output) = try Self.run(exe, [])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("\"revoked\" remove_ads") && output.contains("VIP off"))
+    }
+
     @Test("the demo runs to the end and exits 0")
     func demo() throws {
         let exe = Self.binDir + "/iap-demo"

@@ -490,6 +490,63 @@ static void test_lifecycle(void) {
     CHECK_RC(iap_close(b), IAP_OK);
 }
 
+static int count_substr(const char *s, const char *sub) {
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, sub)) != NULL; p += strlen(sub)) n++;
+    return n;
+}
+
+/* Owned products, non-renewing terms and a subscription upgrade, from C. */
+static void test_ownership(void) {
+    char cfg[8192], answer[16384];
+    snprintf(cfg, sizeof cfg,
+             "{\"store\":\"simulator\",\"dataDir\":\"%s/own-data\",\"catalog\":\"%s\",\"simulator\":{\"stateDir\":\"%s/own-appstore\",\"tickMs\":0},"
+             "\"nonRenewingTerms\":{\"season_pass\":\"P1M\"}}", g_dir, g_catalog, g_dir);
+    iap_bridge *b = NULL;
+    CHECK_RC(iap_open(cfg, &b), IAP_OK);
+    CHECK_RC(iap_buy(b, "remove_ads", 9101, NULL), IAP_OK);
+    char *m = expect_msg(b, "7", "\"key\":\"9101\"");
+    CHECK(m && strstr(m, "\"alreadyOwned\":false"), "first purchase: %s", m ? m : "(null)");
+    if (m) { confirm_msg(b, m); free(m); }
+    CHECK_RC(iap_close(b), IAP_OK);
+    CHECK_RC(iap_open(cfg, &b), IAP_OK);
+    CHECK_RC(iap_buy(b, "remove_ads", 9102, NULL), IAP_OK);
+    m = expect_msg(b, "7", "\"key\":\"9102\"");
+    CHECK(m && strstr(m, "\"alreadyOwned\":true") && strstr(m, "\"result\":\"0\""), "owned purchase: %s", m ? m : "(null)");
+    if (m) { confirm_msg(b, m); free(m); }
+    sim(b, "{\"op\":\"transactions\"}", answer, sizeof answer);
+    CHECK(count_substr(answer, "remove_ads") == 1, "owned product charged twice: %s", answer);
+
+    /* Non-renewing: bought twice, two transactions, each with an end date. */
+    CHECK_RC(iap_buy(b, "season_pass", 9103, NULL), IAP_OK);
+    CHECK_RC(iap_buy(b, "season_pass", 9104, NULL), IAP_OK);
+    for (int k = 9103; k <= 9104; k++) {
+        char want[32];
+        snprintf(want, sizeof want, "\"key\":\"%d\"", k);
+        m = expect_msg(b, "7", want);
+        CHECK(m && strstr(m, "\"alreadyOwned\":false") && strstr(m, "\"expiresDate\":1"), "season pass: %s", m ? m : "(null)");
+        if (m) { confirm_msg(b, m); free(m); }
+    }
+    sim(b, "{\"op\":\"transactions\"}", answer, sizeof answer);
+    CHECK(count_substr(answer, "season_pass") == 2, "season pass purchases: %s", answer);
+
+    /* Upgrade in a subscription group: at once, same original ID. */
+    CHECK_RC(iap_buy(b, "vip_monthly", 9105, NULL), IAP_OK);
+    m = expect_msg(b, "7", "\"key\":\"9105\"");
+    char orig[64] = "";
+    if (m) { field(m, "originalTransactionID", orig, sizeof orig); confirm_msg(b, m); free(m); }
+    CHECK_RC(iap_buy(b, "vip_yearly", 9106, NULL), IAP_OK);
+    m = expect_msg(b, "7", "\"key\":\"9106\"");
+    CHECK(m && strstr(m, "vip_yearly") && orig[0] && strstr(m, orig), "upgrade: %s (original %s)", m ? m : "(null)", orig);
+    if (m) { confirm_msg(b, m); free(m); }
+    CHECK_RC(iap_restore(b), IAP_OK);
+    m = expect_msg(b, "entitlements", "\"reason\":\"restore\"");
+    CHECK(m && strstr(m, "vip_yearly") && !strstr(m, "vip_monthly") && strstr(m, "remove_ads") && strstr(m, "season_pass"),
+          "entitlements after upgrade: %s", m ? m : "(null)");
+    free(m);
+    CHECK_RC(iap_close(b), IAP_OK);
+}
+
 int main(int argc, char **argv) {
     for (int i = 1; i + 1 < argc; i++) {
         if (strcmp(argv[i], "--catalog") == 0) snprintf(g_catalog, sizeof g_catalog, "%s", argv[++i]);
@@ -518,6 +575,7 @@ int main(int argc, char **argv) {
              "{\"store\":\"simulator\",\"dataDir\":\"%s/lc-data\",\"catalog\":\"%s\",\"simulator\":{\"stateDir\":\"%s/lc-appstore\",\"tickMs\":0}}",
              g_dir, g_catalog, g_dir);
     test_lifecycle();
+    test_ownership();
 
     fclose(g_log);
     printf("c-harness: %d passed, %d failed\n", passed, failed);
