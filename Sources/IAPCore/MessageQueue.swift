@@ -47,6 +47,8 @@ public final class MessageQueue: @unchecked Sendable {
         lock.withLock {
             let seq = nextSeq
             nextSeq += 1
+            // After close the counter may belong to the next bridge of this slot.
+            guard !closed else { return seq }
             items.append((seq, bytes))
             iapc_atomic_add_i64(pendingCount, 1)
             scheduleDeliveryLocked()
@@ -63,7 +65,7 @@ public final class MessageQueue: @unchecked Sendable {
     }
 
     private func popLocked() -> [UInt8]? {
-        guard head < items.count else { return nil }
+        guard !closed, head < items.count else { return nil }
         let item = items[head]
         items[head].bytes = []
         head += 1
@@ -115,12 +117,19 @@ public final class MessageQueue: @unchecked Sendable {
         }
     }
 
-    /// Stops deliveries. Waits for a callback in progress, unless called from
-    /// the delivery thread itself (a callback closing its bridge).
+    /// Stops deliveries and empties the queue. Waits for a callback in
+    /// progress, unless called from the delivery thread itself (a callback
+    /// closing its bridge).
     public func close(fromDeliveryThread: Bool) {
         lock.withLock {
             closed = true
             listener = nil
+            // Undelivered messages are dropped from memory (results stay in the
+            // outbox) and the counter is left at zero: the registry hands this
+            // slot, counter included, to the next bridge.
+            items.removeAll()
+            head = 0
+            iapc_atomic_store_i64(pendingCount, 0)
         }
         if !fromDeliveryThread { delivery.sync {} }
     }
