@@ -37,6 +37,11 @@ let package = Package(
         .executableTarget(
             name: "iap-c-harness", dependencies: ["IAPBridge"], path: "Tests/c-harness",
             cSettings: [.headerSearchPath("../../include")]),
+        // The benchmark (scripts/bench.sh, BENCHMARKS.md): loads the built
+        // libIAPBridge.so with dlopen, so it links nothing of the SDK.
+        .executableTarget(
+            name: "iap-bench", path: "Benchmarks/iap-bench",
+            cSettings: [.headerSearchPath("../../include")]),
 
         .testTarget(
             name: "IAPCoreTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge"],

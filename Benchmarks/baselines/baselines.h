@@ -1,0 +1,31 @@
+/* What a developer would otherwise use to keep a purchase result durably:
+ * the baselines iap-bench measures the SDK against, in the same run.
+ *
+ * Compiled by scripts/bench.sh (gcc, or the toolchain's clang) into
+ * libiapbaselines.so, linked with Debian's -lsqlite3; never by `swift build`
+ * (the package has no dependencies). iap-bench loads it with dlopen and
+ * resolves these names with dlsym. Every function returns 0 on success and
+ * -1 (errno set, or a message on stderr for SQLite) on failure. */
+#ifndef IAP_BENCH_BASELINES_H
+#define IAP_BENCH_BASELINES_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* The floor: one append of the record's bytes, then fdatasync, on a file
+ * opened once (O_APPEND), as the outbox appends to its log. */
+int bl_floor_open(const char *path);
+int bl_floor_commit(int fd, const void *bytes, size_t n);
+
+/* SQLite, WAL journal, synchronous=FULL: one INSERT (its own transaction)
+ * of the same record: key, kind, transaction ID, message. */
+typedef struct bl_sqlite bl_sqlite;
+bl_sqlite *bl_sqlite_open(const char *path);
+int bl_sqlite_insert(bl_sqlite *db, int64_t key, int kind, const char *txn, const void *message, size_t n);
+void bl_sqlite_close(bl_sqlite *db);
+
+/* The seeds' approach: one file per record, written under a temporary name,
+ * fsync'd, renamed to <dir>/<key>.rec, then the directory fsync'd (what it
+ * takes for the rename to survive a power cut). */
+int bl_atomic_file_commit(const char *dir, int64_t key, const void *bytes, size_t n);
+
+#endif
