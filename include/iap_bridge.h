@@ -162,8 +162,11 @@ int32_t iap_buy(iap_bridge *b, const char *product_id, int64_t click_ms, int64_t
 /* Confirms a "7" or "revoked" message: the game has granted (or taken back)
  * the item and saved. The record is dropped; the store transaction is
  * finished once the confirm is durable (group commit: many confirms share one
- * disk sync; iap_flush waits for it). Returns IAP_OK, IAP_E_UNKNOWN_KEY,
- * IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
+ * disk sync; iap_flush waits for it). When two results share a key (an
+ * "interrupted" failure, then the success), only those already delivered to
+ * the game are confirmed, so a success not yet seen is never dropped; a key
+ * none of whose results was delivered yet confirms them all. Returns IAP_OK,
+ * IAP_E_UNKNOWN_KEY, IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
 int32_t iap_confirm(iap_bridge *b, int64_t key);
 
 /* Restores purchases (on a user's request: StoreKit may ask the player to
