@@ -43,6 +43,10 @@ let package = Package(
             name: "iap-bench", path: "Benchmarks/iap-bench",
             cSettings: [.headerSearchPath("../../include")]),
 
+        // Durability: byte-damage sweep, crash-shaped contract tests (docs/DURABILITY.md).
+        .testTarget(
+            name: "DurabilityTests", dependencies: ["IAPCore", "IAPSimulator"],
+            swiftSettings: strict),
         .testTarget(
             name: "IAPCoreTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge"],
             swiftSettings: strict),

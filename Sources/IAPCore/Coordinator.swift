@@ -259,7 +259,10 @@ public final class Coordinator: @unchecked Sendable {
                 alreadyOwned = true
             } else if outbox.hasTombstone(transaction: t.id, flavor: .transaction) {
                 guard case .purchase = arrival, owned else {
-                    finishAgain = true  // confirmed before; make sure the store forgets it
+                    // Confirmed before; make sure the store forgets it, but
+                    // never before the confirm is durable (C3): a pending
+                    // flush finishes it then.
+                    finishAgain = !outbox.isFinishPending(transaction: t.id)
                     return
                 }
                 alreadyOwned = true
@@ -276,7 +279,7 @@ public final class Coordinator: @unchecked Sendable {
             guard !closed else { return }
             guard outbox.liveRecords(transaction: t.id, flavor: .revocation).isEmpty else { return }
             if outbox.hasTombstone(transaction: t.id, flavor: .revocation) {
-                finishAgain = true
+                finishAgain = !outbox.isFinishPending(transaction: t.id)
                 return
             }
             let (key, _) = resolveKey(t, .update, flavor: "r")

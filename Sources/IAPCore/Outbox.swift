@@ -44,6 +44,8 @@ public final class Outbox {
 
     private var pendingConfirmFrames: [UInt8] = []
     private var pendingFinish: [String] = []
+    /// Transactions in `pendingFinish`: confirmed, confirm not yet durable.
+    private var pendingFinishSet: Set<String> = []
 
     // C2 bookkeeping: every write gets a sequence number; `syncedSeq` is the
     // last one known to be on stable storage.
@@ -52,6 +54,14 @@ public final class Outbox {
     private var recordWriteSeq: [UInt64: UInt64] = [:]
 
     public static let fileName = "outbox.log"
+
+    /// Size above which a log holding mostly confirmed history is compacted.
+    /// `IAP_OUTBOX_COMPACT_BYTES` lowers it (the crash campaign does, so
+    /// kills land inside compactions often); read once.
+    static let compactThreshold: Int = {
+        if let raw = getenv("IAP_OUTBOX_COMPACT_BYTES"), let n = Int(String(cString: raw)), n >= 1024 { return n }
+        return 256 * 1024
+    }()
 
     public static func open(directory: String) throws(IAPError) -> (Outbox, OpenReport) {
         let path = directory + "/" + fileName
@@ -68,10 +78,15 @@ public final class Outbox {
         report.damagedSpans = scan.damagedSpans
         if scan.hasDamage || report.undecodableRecords > 0 {
             // Keep the evidence, then write a clean file with what survived.
-            let copy = directory + "/outbox.damaged-\(POSIX.nowMs()).log"
+            var copy = directory + "/outbox.damaged-\(POSIX.nowMs()).log"
+            var n = 1
+            while POSIX.exists(copy) {
+                copy = directory + "/outbox.damaged-\(POSIX.nowMs())-\(n).log"
+                n += 1
+            }
             try POSIX.replaceFile(copy, with: original)
             report.damagedCopy = copy
-            report.droppedTailBytes = scan.tailIsTorn ? 0 : scan.tailBytes
+            report.droppedTailBytes = scan.tailBytes
             try box.compact()
         } else if scan.tailBytes > 0 {
             // An append that a crash interrupted: never acknowledged, so dropped.
@@ -159,15 +174,23 @@ public final class Outbox {
         guard message.count + transactionID.utf8.count + 64 <= RecordFrame.maxPayload else {
             throw IAPError(.invalidArgument, "result too large to store (\(message.count) bytes)")
         }
+        guard transactionID.utf8.count <= 0xFFFF else {
+            throw IAPError(.invalidArgument, "transaction ID too long to store (\(transactionID.utf8.count) bytes)")
+        }
         let r = OutboxRecord(id: nextID, key: key, kind: kind, transactionID: transactionID, message: message)
         var frame: [UInt8] = []
         RecordFrame.encode(OutboxEntry.put(r).encoded(), into: &frame)
-        // Confirms waiting for the group commit ride along with this write.
-        if !pendingConfirmFrames.isEmpty {
-            frame = pendingConfirmFrames + frame
+        // Confirms waiting for the group commit ride along with this write
+        // (and stay pending if it fails).
+        let carried = pendingConfirmFrames
+        if !carried.isEmpty {
+            frame = carried + frame
             pendingConfirmFrames.removeAll(keepingCapacity: true)
         }
-        try log.appendFramed(frame)
+        do throws(IAPError) { try log.appendFramed(frame) } catch {
+            pendingConfirmFrames = carried
+            throw error
+        }
         nextID += 1
         writeSeq += 1
         insertLive(r)
@@ -192,24 +215,33 @@ public final class Outbox {
         RecordFrame.encode(OutboxEntry.confirm(ids).encoded(), into: &frame)
         pendingConfirmFrames.append(contentsOf: frame)
         for id in ids {
-            if let txn = removeLive(id, previousSession: false), !txn.isEmpty { pendingFinish.append(txn) }
+            if let txn = removeLive(id, previousSession: false), !txn.isEmpty {
+                pendingFinish.append(txn)
+                pendingFinishSet.insert(txn)
+            }
         }
     }
 
     public var hasPendingConfirms: Bool { !pendingConfirmFrames.isEmpty || !pendingFinish.isEmpty }
 
+    /// True while a confirm of this transaction is not durable yet: it must
+    /// not be finished before `flushConfirms` returns it (C3).
+    public func isFinishPending(transaction txn: String) -> Bool { pendingFinishSet.contains(txn) }
+
     /// Writes and syncs buffered confirms (one sync for all of them) and
-    /// returns the transactions that may now be finished (C3).
+    /// returns the transactions that may now be finished (C3). A confirm
+    /// that rode along with a `put` whose sync failed is synced here first.
     public func flushConfirms() throws(IAPError) -> [String] {
         if !pendingConfirmFrames.isEmpty {
             try log.appendFramed(pendingConfirmFrames)
             pendingConfirmFrames.removeAll(keepingCapacity: true)
             writeSeq += 1
             FaultPoint.afterConfirmWrite.reach()
-            try syncLog()
         }
+        if syncedSeq < writeSeq { try syncLog() }
         let out = pendingFinish
         pendingFinish.removeAll()
+        pendingFinishSet.removeAll()
         return out
     }
 
@@ -229,7 +261,8 @@ public final class Outbox {
 
     /// Rewrites the file when it holds mostly confirmed history.
     public func compactIfWorthwhile() throws(IAPError) {
-        guard pendingConfirmFrames.isEmpty, log.size > 256 * 1024, log.size > 4 * (liveBytes + tombstones.count * 48) else { return }
+        guard pendingConfirmFrames.isEmpty, log.size > Outbox.compactThreshold,
+              log.size > 4 * (liveBytes + tombstones.count * 48) else { return }
         try compact()
     }
 

@@ -91,8 +91,7 @@ public enum POSIX {
     public static func replaceFile(_ path: String, with bytes: [UInt8], sync: Bool = true,
                                    beforeRename: () -> Void = {}) throws(IAPError) {
         let tmp = path + ".tmp"
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw IAPError(.io, "cannot create \(tmp): \(errnoText)") }
+        let fd = try createOwnerOnly(tmp, flags: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
         do {
             try writeAll(fd, bytes)
             if sync { try syncData(fd) }
@@ -109,6 +108,32 @@ public enum POSIX {
             throw IAPError(.io, "cannot rename \(tmp): \(e)")
         }
         if sync { try syncDirectory(parent(of: path)) }
+    }
+
+    /// Opens `path` with `flags` (which include `O_CREAT`), owner-only
+    /// (0600) even when it already existed with a wider mode, and on Apple
+    /// devices in the protection class the outbox needs.
+    public static func createOwnerOnly(_ path: String, flags: Int32) throws(IAPError) -> Int32 {
+        let fd = open(path, flags, 0o600)
+        guard fd >= 0 else { throw IAPError(.io, "cannot open \(path): \(errnoText)") }
+        _ = fchmod(fd, 0o600)
+        applyProtectionClass(fd)
+        return fd
+    }
+
+    /// Apple devices encrypt files by protection class. StoreKit can deliver
+    /// a transaction while the device is locked (a renewal, an Ask to Buy
+    /// approval, a purchase finishing in the background), so the outbox must
+    /// stay writable then: NSFileProtectionCompleteUntilFirstUserAuthentication,
+    /// which is data protection class C. Set here through `fcntl` so the SDK
+    /// needs no Foundation; a file system without data protection refuses it,
+    /// which is harmless. New files also inherit their directory's class.
+    public static func applyProtectionClass(_ fd: Int32) {
+        #if canImport(Darwin) && (os(iOS) || os(tvOS) || os(watchOS) || os(visionOS))
+        let setProtectionClass: Int32 = 64  // F_SETPROTECTIONCLASS, <sys/fcntl.h>
+        let classC: Int32 = 3               // PROTECTION_CLASS_C
+        _ = fcntl(fd, setProtectionClass, classC)
+        #endif
     }
 
     public static func parent(of path: String) -> String {
@@ -137,6 +162,11 @@ public enum POSIX {
             if mkdir(path, 0o700) != 0 && errno != EEXIST {
                 throw IAPError(.io, "cannot create \(role) \(path): \(errnoText)")
             }
+            let dfd = open(path, O_RDONLY | O_CLOEXEC)
+            if dfd >= 0 {
+                applyProtectionClass(dfd)
+                close(dfd)
+            }
             try syncDirectory(parentPath)
         }
         guard access(path, W_OK | X_OK) == 0 else { throw IAPError(.io, "\(role) \(path) is not writable") }
@@ -145,8 +175,10 @@ public enum POSIX {
     /// Takes an exclusive advisory lock on `dir/name`, held while the fd is open.
     /// A second bridge on the same directory (this process or another) is refused.
     public static func lockDirectory(_ dir: String, name: String = ".lock") throws(IAPError) -> Int32 {
-        let fd = open(dir + "/" + name, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw IAPError(.io, "cannot create lock file in \(dir): \(errnoText)") }
+        let fd: Int32
+        do throws(IAPError) { fd = try createOwnerOnly(dir + "/" + name, flags: O_RDWR | O_CREAT | O_CLOEXEC) } catch {
+            throw IAPError(.io, "cannot create lock file in \(dir): \(error.message)")
+        }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             close(fd)
             throw IAPError(.busy, "\(dir) is in use by another open bridge")

@@ -113,9 +113,18 @@ public enum RecordFrame {
         if (pos..<b.count).allSatisfy({ b[$0] == 0 }) { return true }
         if rest < 4 { return (0..<rest).allSatisfy { b[pos + $0] == magic[$0] } }
         guard b[pos] == magic[0], b[pos + 1] == magic[1], b[pos + 2] == magic[2], b[pos + 3] == magic[3] else { return false }
-        if rest < 8 { return true }
+        if rest < headerSize { return true }
         let len = Int(readU32(b, pos + 4))
-        return len <= maxPayload && pos + headerSize + len > b.count
+        guard len <= maxPayload, pos + headerSize + len > b.count else { return false }
+        // A complete last frame whose length field was damaged (a flipped bit
+        // made it longer) also looks cut short. It checks with its true
+        // length, which a real torn append does not: that is damage, and is
+        // reported, never dropped silently.
+        let actual = UInt32(rest - headerSize)
+        let lenBytes: [UInt8] = [UInt8(actual & 0xff), UInt8((actual >> 8) & 0xff), UInt8((actual >> 16) & 0xff), UInt8(actual >> 24)]
+        var crc = iapc_crc32c(0, lenBytes, 4)
+        crc = iapc_crc32c(crc, b.baseAddress! + pos + headerSize, Int(actual))
+        return crc != readU32(b, pos + 8)
     }
 }
 
@@ -124,16 +133,28 @@ public final class RecordLogFile {
     public let path: String
     private var fd: Int32
     public private(set) var size: Int
+    /// Set when a rename or create is not yet known to be durable: the next
+    /// `sync()` syncs the directory too, so nothing acknowledged after it can
+    /// sit in a file the directory does not durably name.
+    private var directoryNeedsSync = false
 
     /// Opens (creating, owner-only) the log at `path` and returns it with the
     /// scan of what it held. The caller decides what to do with damage.
     public static func open(path: String) throws(IAPError) -> (RecordLogFile, RecordFrame.Scan, [UInt8]) {
-        let bytes = try POSIX.readFile(path) ?? []
+        let existing = try POSIX.readFile(path)
+        let bytes = existing ?? []
         let scan = RecordFrame.scan(bytes)
-        let fd = Glibc_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw IAPError(.io, "cannot open \(path): \(POSIX.errnoText)") }
-        fchmod(fd, 0o600)
-        return (RecordLogFile(path: path, fd: fd, size: bytes.count), scan, bytes)
+        let fd = try POSIX.createOwnerOnly(path, flags: O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC)
+        // A compaction a crash interrupted before its rename leaves this; the
+        // log itself is whole (old or new), so the leftover is garbage.
+        unlink(path + ".tmp")
+        let file = RecordLogFile(path: path, fd: fd, size: bytes.count)
+        if existing == nil {
+            // A new file is durable only once its directory entry is.
+            file.directoryNeedsSync = true
+            try file.syncDirectoryIfNeeded()
+        }
+        return (file, scan, bytes)
     }
 
     private init(path: String, fd: Int32, size: Int) {
@@ -149,13 +170,27 @@ public final class RecordLogFile {
         fd = -1
     }
 
-    /// Appends already-framed bytes. Not durable until `sync()`.
+    /// Appends already-framed bytes. Not durable until `sync()`. On failure
+    /// the file is cut back to where it was, so a failed append never leaves
+    /// part of a frame in front of the frames written after it.
     public func appendFramed(_ framed: [UInt8]) throws(IAPError) {
-        try POSIX.writeAll(fd, framed)
+        do throws(IAPError) { try POSIX.writeAll(fd, framed) } catch {
+            _ = ftruncate(fd, off_t(size))
+            throw error
+        }
         size += framed.count
     }
 
-    public func sync() throws(IAPError) { try POSIX.syncData(fd) }
+    public func sync() throws(IAPError) {
+        try POSIX.syncData(fd)
+        try syncDirectoryIfNeeded()
+    }
+
+    private func syncDirectoryIfNeeded() throws(IAPError) {
+        guard directoryNeedsSync else { return }
+        try POSIX.syncDirectory(POSIX.parent(of: path))
+        directoryNeedsSync = false
+    }
 
     /// Cuts the file back to `length` (drops a torn tail) durably.
     public func truncate(to length: Int) throws(IAPError) {
@@ -165,18 +200,36 @@ public final class RecordLogFile {
     }
 
     /// Replaces the whole log with `payloads`, atomically (old or new, never
-    /// neither), then appends continue on the new file.
+    /// neither), then appends continue on the new file: temporary file,
+    /// sync, rename, sync the directory. The descriptor written is the one
+    /// kept, so no reopen can fail after the rename and leave appends going
+    /// to the old, unlinked file.
     public func rewrite(_ payloads: [[UInt8]]) throws(IAPError) {
         var out: [UInt8] = []
         for p in payloads { RecordFrame.encode(p, into: &out) }
-        try POSIX.replaceFile(path, with: out, beforeRename: { FaultPoint.duringCompaction.reach() })
-        let nfd = Glibc_open(path, O_WRONLY | O_APPEND | O_CLOEXEC, 0o600)
-        guard nfd >= 0 else { throw IAPError(.io, "cannot reopen \(path): \(POSIX.errnoText)") }
-        close(fd)
+        let tmp = path + ".tmp"
+        let nfd = try POSIX.createOwnerOnly(tmp, flags: O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC)
+        do throws(IAPError) {
+            try POSIX.writeAll(nfd, out)
+            try POSIX.syncData(nfd)
+        } catch {
+            close(nfd)
+            unlink(tmp)
+            throw error
+        }
+        FaultPoint.duringCompaction.reach()
+        guard rename(tmp, path) == 0 else {
+            let e = POSIX.errnoText
+            close(nfd)
+            unlink(tmp)
+            throw IAPError(.io, "cannot rename \(tmp): \(e)")
+        }
+        // The path now names the new file: append there whatever happens next.
+        if fd >= 0 { close(fd) }
         fd = nfd
         size = out.count
+        directoryNeedsSync = true
+        try syncDirectoryIfNeeded()
     }
 }
 
-@inline(__always)
-private func Glibc_open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
