@@ -28,15 +28,15 @@ let package = Package(
         // The demo: a C console game on the simulated store (README's first command).
         .executableTarget(
             name: "iap-demo", dependencies: ["IAPBridge"], path: "samples/c-demo",
-            cSettings: [.headerSearchPath("../../include")]),
+            cSettings: [.headerSearchPath("../../include"), .headerSearchPath("../c-common")]),
         // The lifecycle demo: subscriptions, Ask to Buy, refunds.
         .executableTarget(
             name: "iap-lifecycle-demo", dependencies: ["IAPBridge"], path: "samples/c-lifecycle",
-            cSettings: [.headerSearchPath("../../include")]),
+            cSettings: [.headerSearchPath("../../include"), .headerSearchPath("../c-common")]),
         // The C test harness: drives the real C ABI from C; run by the Swift test suite.
         .executableTarget(
             name: "iap-c-harness", dependencies: ["IAPBridge"], path: "Tests/c-harness",
-            cSettings: [.headerSearchPath("../../include")]),
+            cSettings: [.headerSearchPath("../../include"), .headerSearchPath("../../samples/c-common")]),
         // The benchmark (scripts/bench.sh, BENCHMARKS.md): loads the built
         // libIAPBridge.so with dlopen, so it links nothing of the SDK.
         .executableTarget(

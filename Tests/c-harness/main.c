@@ -6,6 +6,7 @@
  * can validate each against its JSON Schema. Ends with "N passed, M failed".
  */
 #include "iap_bridge.h"
+#include "iap_json_field.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -31,44 +32,14 @@ static FILE *g_log;
     if (rc_ != IAP_OK) CHECK(iap_errmsg()[0] != 0, "%s: iap_errmsg is empty after an error", #call); \
 } while (0)
 
-static int field(const char *json, const char *name, char *out, size_t size) {
-    char pat[128];
-    snprintf(pat, sizeof pat, "\"%s\":", name);
-    const char *p = strstr(json, pat);
-    if (!p) return 0;
-    p += strlen(pat);
-    size_t n = 0;
-    if (*p == '"') { p++; while (*p && *p != '"' && n + 1 < size) out[n++] = *p++; }
-    else { while (*p && *p != ',' && *p != '}' && n + 1 < size) out[n++] = *p++; }
-    out[n] = 0;
-    return 1;
-}
+
+static char *expect_msg(iap_bridge *b, const char *type, const char *must_contain);
 
 static void log_message(const char *m) {
     fprintf(g_log, "%s\n", m);
     fflush(g_log);
 }
 
-/* Polls for up to ~1 s; returns a malloc'd copy of the first message of
- * `type` (others are logged and dropped), or NULL. */
-static char *wait_for(iap_bridge *b, const char *type) {
-    for (int i = 0; i < 200; i++) {
-        char *m;
-        while ((m = iap_poll(b)) != NULL) {
-            log_message(m);
-            char t[32] = "";
-            field(m, "type", t, sizeof t);
-            if (strcmp(t, type) == 0) {
-                char *copy = strdup(m);
-                iap_free(m);
-                return copy;
-            }
-            iap_free(m);
-        }
-        usleep(5000);
-    }
-    return NULL;
-}
 
 /* Drains everything for ~100 ms; counts "7" messages with this key (or any when key==NULL). */
 static int count_results(iap_bridge *b, const char *key) {
@@ -78,8 +49,8 @@ static int count_results(iap_bridge *b, const char *key) {
         while ((m = iap_poll(b)) != NULL) {
             log_message(m);
             char t[32] = "", k[32] = "";
-            field(m, "type", t, sizeof t);
-            field(m, "key", k, sizeof k);
+            iap_json_field(m, "type", t, sizeof t);
+            iap_json_field(m, "key", k, sizeof k);
             if (strcmp(t, "7") == 0 && (key == NULL || strcmp(k, key) == 0)) n++;
             iap_free(m);
         }
@@ -155,7 +126,7 @@ static void test_purchase_redelivery_confirm(void) {
     CHECK_RC(iap_open(g_config, &second), IAP_E_BUSY);
 
     CHECK_RC(iap_request_products(b, "[\"coins_100\",\"remove_ads\",\"nope\"]"), IAP_OK);
-    char *m = wait_for(b, "999");
+    char *m = expect_msg(b, "999", NULL);
     CHECK(m != NULL, "no 999");
     if (m) {
         CHECK(strstr(m, "\"invalid\":[\"nope\"]") != NULL, "unknown ID not reported invalid: %s", m);
@@ -171,11 +142,11 @@ static void test_purchase_redelivery_confirm(void) {
     int64_t key = 0;
     CHECK_RC(iap_buy(b, "coins_100", 1000, &key), IAP_OK);
     CHECK(key == 1000, "key %lld", (long long)key);
-    m = wait_for(b, "7");
+    m = expect_msg(b, "7", NULL);
     CHECK(m != NULL, "no 7 after buy");
     if (m) {
         char k[32], r[8], t[64];
-        field(m, "key", k, sizeof k); field(m, "result", r, sizeof r); field(m, "transactionID", t, sizeof t);
+        iap_json_field(m, "key", k, sizeof k); iap_json_field(m, "result", r, sizeof r); iap_json_field(m, "transactionID", t, sizeof t);
         CHECK(strcmp(k, "1000") == 0 && strcmp(r, "0") == 0 && t[0], "bad 7: %s", m);
         free(m);
     }
@@ -230,8 +201,8 @@ static void test_confirm_all_then_nothing(void) {
         while ((m = iap_poll(b)) != NULL) {
             log_message(m);
             char t[32] = "", k[32] = "";
-            field(m, "type", t, sizeof t);
-            field(m, "key", k, sizeof k);
+            iap_json_field(m, "type", t, sizeof t);
+            iap_json_field(m, "key", k, sizeof k);
             if (strcmp(t, "7") == 0) CHECK_RC(iap_confirm(b, strtoll(k, NULL, 10)), IAP_OK);
             iap_free(m);
         }
@@ -265,8 +236,8 @@ struct cb_state {
 static void on_message(void *ctx, const char *json) {
     struct cb_state *s = ctx;
     char t[32] = "", k[32] = "";
-    field(json, "type", t, sizeof t);
-    field(json, "key", k, sizeof k);
+    iap_json_field(json, "type", t, sizeof t);
+    iap_json_field(json, "key", k, sizeof k);
     pthread_mutex_lock(&s->mu);
     log_message(json);
     if (strcmp(t, "7") == 0) {
@@ -320,7 +291,7 @@ static void test_simulator_ops(void) {
     CHECK(out && strcmp(out, "{\"ok\":true}") == 0, "answer %s", out ? out : "(null)");
     iap_free(out);
     CHECK_RC(iap_buy(b, "coins_100", 7000, NULL), IAP_OK);
-    char *m = wait_for(b, "7");
+    char *m = expect_msg(b, "7", NULL);
     CHECK(m && strstr(m, "\"result\":\"1\"") && strstr(m, "\"key\":\"7000\""), "cancel result: %s", m ? m : "(null)");
     free(m);
     CHECK_RC(iap_confirm(b, 7000), IAP_OK);
@@ -328,7 +299,7 @@ static void test_simulator_ops(void) {
     CHECK_RC(iap_simulator(b, "{\"op\":\"fail_next\",\"error\":\"networkError\"}", &out), IAP_OK);
     iap_free(out);
     CHECK_RC(iap_buy(b, "coins_100", 7001, NULL), IAP_OK);
-    m = wait_for(b, "7");
+    m = expect_msg(b, "7", NULL);
     CHECK(m && strstr(m, "\"result\":\"3\""), "network failure result: %s", m ? m : "(null)");
     free(m);
     CHECK_RC(iap_confirm(b, 7001), IAP_OK);
@@ -371,7 +342,7 @@ static char *expect_msg(iap_bridge *b, const char *type, const char *must_contai
         while ((m = iap_poll(b)) != NULL) {
             log_message(m);
             char t[32] = "";
-            field(m, "type", t, sizeof t);
+            iap_json_field(m, "type", t, sizeof t);
             if (strcmp(t, type) == 0 && (!must_contain || strstr(m, must_contain))) {
                 char *copy = strdup(m);
                 iap_free(m);
@@ -386,7 +357,7 @@ static char *expect_msg(iap_bridge *b, const char *type, const char *must_contai
 
 static void confirm_msg(iap_bridge *b, const char *m) {
     char k[32] = "";
-    field(m, "key", k, sizeof k);
+    iap_json_field(m, "key", k, sizeof k);
     CHECK_RC(iap_confirm(b, strtoll(k, NULL, 10)), IAP_OK);
 }
 
@@ -403,18 +374,18 @@ static void test_lifecycle(void) {
     CHECK_RC(iap_close(b), IAP_OK);
     b = open_lc();
     sim(b, "{\"op\":\"pending\"}", answer, sizeof answer);
-    CHECK(field(answer, "id", id, sizeof id), "pending list: %s", answer);
+    CHECK(iap_json_field(answer, "id", id, sizeof id), "pending list: %s", answer);
     snprintf(cmd, sizeof cmd, "{\"op\":\"approve\",\"id\":\"%s\"}", id);
     sim(b, cmd, NULL, 0);
     m = expect_msg(b, "7", "\"key\":\"8001\"");
     CHECK(m && strstr(m, "\"result\":\"0\"") && strstr(m, "\"origin\":\"game\""), "approved result: %s", m ? m : "(null)");
-    if (m) { field(m, "transactionID", txn_ads, sizeof txn_ads); confirm_msg(b, m); free(m); }
+    if (m) { iap_json_field(m, "transactionID", txn_ads, sizeof txn_ads); confirm_msg(b, m); free(m); }
 
     /* Ask to Buy declined: a "7" with result "2" and the original key. */
     CHECK_RC(iap_buy(b, "coins_100", 8002, NULL), IAP_OK);
     free(expect_msg(b, "pending", "\"key\":\"8002\""));
     sim(b, "{\"op\":\"pending\"}", answer, sizeof answer);
-    field(answer, "id", id, sizeof id);
+    iap_json_field(answer, "id", id, sizeof id);
     snprintf(cmd, sizeof cmd, "{\"op\":\"decline\",\"id\":\"%s\"}", id);
     sim(b, cmd, NULL, 0);
     m = expect_msg(b, "7", "\"key\":\"8002\"");
@@ -431,7 +402,7 @@ static void test_lifecycle(void) {
     CHECK_RC(iap_close(b), IAP_OK);
     b = open_lc();
     sim(b, "{\"op\":\"pending\"}", answer, sizeof answer);
-    CHECK(field(answer, "id", id, sizeof id) && strstr(answer, "interrupted"), "pending: %s", answer);
+    CHECK(iap_json_field(answer, "id", id, sizeof id) && strstr(answer, "interrupted"), "pending: %s", answer);
     snprintf(cmd, sizeof cmd, "{\"op\":\"resolve\",\"id\":\"%s\"}", id);
     sim(b, cmd, NULL, 0);
     m = expect_msg(b, "7", "\"key\":\"8003\"");
@@ -534,7 +505,7 @@ static void test_ownership(void) {
     CHECK_RC(iap_buy(b, "vip_monthly", 9105, NULL), IAP_OK);
     m = expect_msg(b, "7", "\"key\":\"9105\"");
     char orig[64] = "";
-    if (m) { field(m, "originalTransactionID", orig, sizeof orig); confirm_msg(b, m); free(m); }
+    if (m) { iap_json_field(m, "originalTransactionID", orig, sizeof orig); confirm_msg(b, m); free(m); }
     CHECK_RC(iap_buy(b, "vip_yearly", 9106, NULL), IAP_OK);
     m = expect_msg(b, "7", "\"key\":\"9106\"");
     CHECK(m && strstr(m, "vip_yearly") && orig[0] && strstr(m, orig), "upgrade: %s (original %s)", m ? m : "(null)", orig);

@@ -15,6 +15,7 @@
  * the game's own save, ignore a key seen before, confirm only after saving.
  */
 #include "iap_bridge.h"
+#include "iap_json_field.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -34,27 +35,6 @@ static int64_t now_ms(void) {
     return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
-/* Reads "name":"value" (or a bare number) from one of the SDK's compact
- * messages. Enough for a demo; a real game uses its engine's JSON parser. */
-static int field(const char *json, const char *name, char *out, size_t size) {
-    char pat[128];
-    snprintf(pat, sizeof pat, "\"%s\":", name);
-    const char *p = strstr(json, pat);
-    if (!p) return 0;
-    p += strlen(pat);
-    size_t n = 0;
-    if (*p == '"') {
-        p++;
-        while (*p && *p != '"' && n + 1 < size) {
-            if (*p == '\\' && p[1]) p++;
-            out[n++] = *p++;
-        }
-    } else {
-        while (*p && *p != ',' && *p != '}' && n + 1 < size) out[n++] = *p++;
-    }
-    out[n] = 0;
-    return 1;
-}
 
 static void check(int32_t rc, const char *what) {
     if (rc != IAP_OK) {
@@ -107,10 +87,10 @@ static int coins_in_save(void) {
 /* Grants a successful "7" once: idempotent by key, saved before confirming. */
 static void grant(iap_bridge *b, const char *json) {
     char key[32] = "", product[128] = "", result[8] = "", txn[64] = "";
-    field(json, "key", key, sizeof key);
-    field(json, "productID", product, sizeof product);
-    field(json, "result", result, sizeof result);
-    field(json, "transactionID", txn, sizeof txn);
+    iap_json_field(json, "key", key, sizeof key);
+    iap_json_field(json, "productID", product, sizeof product);
+    iap_json_field(json, "result", result, sizeof result);
+    iap_json_field(json, "transactionID", txn, sizeof txn);
     if (strcmp(result, "0") != 0) {
         printf("   purchase of %s did not succeed (result %s); nothing to grant\n", product, result);
     } else if (save_has_key(key)) {
@@ -134,13 +114,13 @@ static int pump(iap_bridge *b, int handle_purchases, int quiet_types) {
         char *m;
         while ((m = iap_poll(b)) != NULL) {
             char type[32] = "";
-            field(m, "type", type, sizeof type);
+            iap_json_field(m, "type", type, sizeof type);
             seen++;
             if (strcmp(type, "7") == 0) {
                 char key[32] = "", product[128] = "", name[32] = "";
-                field(m, "key", key, sizeof key);
-                field(m, "productID", product, sizeof product);
-                field(m, "resultName", name, sizeof name);
+                iap_json_field(m, "key", key, sizeof key);
+                iap_json_field(m, "productID", product, sizeof product);
+                iap_json_field(m, "resultName", name, sizeof name);
                 printf(" <- \"7\" purchase result: %s for %s, key %s\n", name, product, key);
                 if (handle_purchases) grant(b, m);
                 else printf("   (not granting yet)\n");
@@ -228,7 +208,7 @@ int main(int argc, char **argv) {
         char *m;
         while ((m = iap_poll(b)) != NULL) {
             char type[32] = "";
-            field(m, "type", type, sizeof type);
+            iap_json_field(m, "type", type, sizeof type);
             if (strcmp(type, "7") == 0) again++;
             if (strcmp(type, "entitlements") == 0) printf(" <- \"entitlements\": %s\n", m);
             iap_free(m);

@@ -12,6 +12,7 @@
  *   3. The player gets a refund: a "revoked" message, confirmed like a purchase.
  */
 #include "iap_bridge.h"
+#include "iap_json_field.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -21,18 +22,6 @@
 
 static char g_config[8192];
 
-static int field(const char *json, const char *name, char *out, size_t size) {
-    char pat[128];
-    snprintf(pat, sizeof pat, "\"%s\":", name);
-    const char *p = strstr(json, pat);
-    if (!p) return 0;
-    p += strlen(pat);
-    size_t n = 0;
-    if (*p == '"') { p++; while (*p && *p != '"' && n + 1 < size) out[n++] = *p++; }
-    else { while (*p && *p != ',' && *p != '}' && n + 1 < size) out[n++] = *p++; }
-    out[n] = 0;
-    return 1;
-}
 
 static void check(int32_t rc, const char *what) {
     if (rc != IAP_OK) {
@@ -55,26 +44,26 @@ static int frame(iap_bridge *b, char *last_txn, size_t size) {
         char *m;
         while ((m = iap_poll(b)) != NULL) {
             char type[32] = "", key[32] = "", product[64] = "", name[32] = "", origin[16] = "", reason[32] = "";
-            field(m, "type", type, sizeof type);
-            field(m, "key", key, sizeof key);
-            field(m, "productID", product, sizeof product);
+            iap_json_field(m, "type", type, sizeof type);
+            iap_json_field(m, "key", key, sizeof key);
+            iap_json_field(m, "productID", product, sizeof product);
             n++;
             if (strcmp(type, "7") == 0) {
-                field(m, "resultName", name, sizeof name);
-                field(m, "origin", origin, sizeof origin);
-                if (last_txn) field(m, "transactionID", last_txn, size);
+                iap_json_field(m, "resultName", name, sizeof name);
+                iap_json_field(m, "origin", origin, sizeof origin);
+                if (last_txn) iap_json_field(m, "transactionID", last_txn, size);
                 printf("   \"7\" %s for %s, key %s (%s)%s\n", name, product, key,
                        strcmp(origin, "store") == 0 ? "the store started it: a renewal or a purchase made elsewhere" : "the game's own click",
                        strcmp(name, "success") == 0 ? " -> granted, saved, confirmed" : " -> confirmed");
                 check(iap_confirm(b, strtoll(key, NULL, 10)), "iap_confirm");
             } else if (strcmp(type, "pending") == 0) {
-                field(m, "reason", reason, sizeof reason);
+                iap_json_field(m, "reason", reason, sizeof reason);
                 printf("   \"pending\" %s, key %s: waiting (%s); the game shows \"Ask your parent\"\n", product, key, reason);
             } else if (strcmp(type, "revoked") == 0) {
                 printf("   \"revoked\" %s: the game takes it back, saves, confirms key %s\n", product, key);
                 check(iap_confirm(b, strtoll(key, NULL, 10)), "iap_confirm");
             } else if (strcmp(type, "entitlements") == 0) {
-                field(m, "reason", reason, sizeof reason);
+                iap_json_field(m, "reason", reason, sizeof reason);
                 printf("   \"entitlements\" (%s): VIP %s, Remove Ads %s\n", reason,
                        strstr(m, "vip_monthly") ? "ACTIVE" : "off", strstr(m, "remove_ads") ? "owned" : "not owned");
             }
@@ -123,7 +112,7 @@ int main(void) {
     check(iap_open(g_config, &b), "iap_open");
     frame(b, NULL, 0);
     sim(b, "{\"op\":\"pending\"}", answer, sizeof answer);
-    field(answer, "id", id, sizeof id);
+    iap_json_field(answer, "id", id, sizeof id);
     printf("   ...a parent approves request %s\n", id);
     snprintf(cmd, sizeof cmd, "{\"op\":\"approve\",\"id\":\"%s\"}", id);
     sim(b, cmd, NULL, 0);
