@@ -1,21 +1,29 @@
 /// Builds every message the SDK emits. Shapes are documented, with a JSON
 /// Schema each, in docs/PROTOCOL.md and docs/schemas/.
 public enum Messages {
-    /// `"7"`: a purchase result the game must confirm by key.
-    public static func purchase(key: Int64, transaction t: StoreTransaction, origin: String, alreadyOwned: Bool) -> [UInt8] {
-        // C6: a transaction that did not verify never becomes a success.
-        let result = t.verified ? "0" : "6"
+    /// The fields every `"7"` starts with, in order.
+    private static func resultHead(key: Int64, productID: String, result: String, resultName: String, transactionID: String,
+                                   originalID: String, price: String, currency: String, quantity: Int64) -> JSONObjectWriter {
         var w = JSONObjectWriter()
         w.string("type", "7")
         w.string("key", String(key))
-        w.string("productID", t.productID)
+        w.string("productID", productID)
         w.string("result", result)
-        w.string("resultName", t.verified ? "success" : "unverified")
-        w.string("transactionID", t.id)
-        w.string("originalTransactionID", t.originalID)
-        w.string("price", t.price)
-        w.string("currency", t.currency)
-        w.int("quantity", t.quantity)
+        w.string("resultName", resultName)
+        w.string("transactionID", transactionID)
+        w.string("originalTransactionID", originalID)
+        w.string("price", price)
+        w.string("currency", currency)
+        w.int("quantity", quantity)
+        return w
+    }
+
+    /// `"7"`: a purchase result the game must confirm by key.
+    public static func purchase(key: Int64, transaction t: StoreTransaction, origin: String, alreadyOwned: Bool) -> [UInt8] {
+        // C6: a transaction that did not verify never becomes a success.
+        var w = resultHead(key: key, productID: t.productID, result: t.verified ? "0" : "6",
+                           resultName: t.verified ? "success" : "unverified", transactionID: t.id, originalID: t.originalID,
+                           price: t.price, currency: t.currency, quantity: t.quantity)
         w.string("kind", t.kind.rawValue)
         w.int("purchaseDate", t.purchaseDateMs)
         w.int("expiresDate", t.expiresDateMs)
@@ -29,17 +37,8 @@ public enum Messages {
 
     /// `"7"` for a purchase that produced no transaction.
     public static func purchaseFailed(key: Int64, productID: String, failure: PurchaseFailure, detail: String) -> [UInt8] {
-        var w = JSONObjectWriter()
-        w.string("type", "7")
-        w.string("key", String(key))
-        w.string("productID", productID)
-        w.string("result", failure.resultCode)
-        w.string("resultName", failure.rawValue)
-        w.string("transactionID", "")
-        w.string("originalTransactionID", "")
-        w.string("price", "")
-        w.string("currency", "")
-        w.int("quantity", 0)
+        var w = resultHead(key: key, productID: productID, result: failure.resultCode, resultName: failure.rawValue,
+                           transactionID: "", originalID: "", price: "", currency: "", quantity: 0)
         w.string("origin", "game")
         w.string("message", detail)
         return w.finish()
