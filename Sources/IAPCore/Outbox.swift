@@ -254,9 +254,23 @@ public final class Outbox {
         }
         guard !gone.isEmpty else { return }
         for t in gone { tombstones[t] = nil }
-        var frame: [UInt8] = []
-        RecordFrame.encode(OutboxEntry.forget(gone).encoded(), into: &frame)
-        try log.appendFramed(frame)
+        // One frame per chunk: a long history (tens of thousands of confirmed
+        // transactions) would not fit one frame's payload limit.
+        var frames: [UInt8] = []
+        var chunk: [String] = []
+        var chunkBytes = 5
+        for t in gone {
+            let size = 2 + min(t.utf8.count, 0xFFFF)
+            if chunkBytes + size > RecordFrame.maxPayload {
+                RecordFrame.encode(OutboxEntry.forget(chunk).encoded(), into: &frames)
+                chunk.removeAll(keepingCapacity: true)
+                chunkBytes = 5
+            }
+            chunk.append(t)
+            chunkBytes += size
+        }
+        RecordFrame.encode(OutboxEntry.forget(chunk).encoded(), into: &frames)
+        try log.appendFramed(frames)
     }
 
     /// Rewrites the file when it holds mostly confirmed history.
