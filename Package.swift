@@ -43,6 +43,16 @@ let package = Package(
             name: "iap-bench", path: "Benchmarks/iap-bench",
             cSettings: [.headerSearchPath("../../include")]),
 
+        // Hardening (docs/HARDENING.md): a small C driver the sanitizer and
+        // valgrind scripts run; the fuzz targets (Fuzz/) are built only by scripts/fuzz.sh.
+        .executableTarget(
+            name: "iap-hardening-driver", dependencies: ["IAPBridge"], path: "Tests/hardening-driver",
+            cSettings: [.headerSearchPath("../../include")]),
+        // The bad-input matrix, the concurrency stress, JSON round trips, file-system safety.
+        .testTarget(
+            name: "HardeningTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge"],
+            swiftSettings: strict),
+
         // Durability: byte-damage sweep, crash-shaped contract tests (docs/DURABILITY.md).
         .testTarget(
             name: "DurabilityTests", dependencies: ["IAPCore", "IAPSimulator"],

@@ -134,9 +134,27 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     // MARK: Clock
 
     /// The store's clock: real time, sped up by `_timeRate`, moved by `advance`.
+    /// Saturates at `maxClockMs`: a catalog's `_timeRate` is outside input,
+    /// and a huge one overflowed here (found by fuzzing, issue 7).
     func nowLocked() -> Int64 {
         let real = POSIX.nowMs()
-        return real + clockOffsetMs + (real - openRealMs) * (timeFactor - 1)
+        let (sped, overflow) = (real - openRealMs).multipliedReportingOverflow(by: timeFactor - 1)
+        return overflow ? SimulatedStore.maxClockMs : SimulatedStore.clampedClock(real, clockOffsetMs, sped)
+    }
+
+    /// The end of year 9999: the simulated clock never passes it, so renewal
+    /// date arithmetic stays far from Int64's limits.
+    static let maxClockMs: Int64 = 253_402_300_799_999
+
+    /// The sum of `parts`, kept within 0...maxClockMs instead of overflowing.
+    static func clampedClock(_ parts: Int64...) -> Int64 {
+        var t: Int64 = 0
+        for p in parts {
+            let (sum, overflow) = t.addingReportingOverflow(p)
+            if overflow { return p > 0 ? maxClockMs : 0 }
+            t = sum
+        }
+        return min(max(t, 0), maxClockMs)
     }
 
     // MARK: Store protocol

@@ -73,7 +73,7 @@ enum SimulatorCommands {
                 guard let secs = o["seconds"]?.int64Value, secs >= 0, secs <= 100 * 365 * 86_400 else {
                     throw IAPError(.badJSON, "advance needs \"seconds\": a whole number from 0 to 3153600000")
                 }
-                let offset = s.clockOffsetMs + secs * 1000
+                let offset = SimulatedStore.clampedClock(s.clockOffsetMs, secs * 1000)
                 try s.persist([event("clock") { $0.int("offset", offset) }])
                 s.clockOffsetMs = offset
                 s.processClockLocked(&out, announce: true)
