@@ -53,6 +53,14 @@ let package = Package(
             name: "HardeningTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge"],
             swiftSettings: strict),
 
+        // The crash campaign (scripts/campaign.sh, docs/DURABILITY.md): a C game
+        // on the C ABI, and the driver that kills it and checks its books.
+        .executableTarget(
+            name: "iap-crash-game", dependencies: ["IAPBridge"], path: "Tests/crash-campaign/game",
+            cSettings: [.headerSearchPath("../../../include")]),
+        .executableTarget(
+            name: "iap-crash-campaign", dependencies: ["IAPCore", "IAPSimulator"], path: "Tests/crash-campaign/driver",
+            swiftSettings: strict),
         // Durability: byte-damage sweep, crash-shaped contract tests (docs/DURABILITY.md).
         .testTarget(
             name: "DurabilityTests", dependencies: ["IAPCore", "IAPSimulator"],

@@ -1,0 +1,20 @@
+/// SplitMix64: the campaign's only source of choices, so a seed replays the
+/// same schedule (kill delays, fault points, reinstalls, the game's clicks).
+struct SplitMix64 {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// 0 ..< n
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(1, n))) }
+
+    /// True with probability `percent` / 100.
+    mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
+}
