@@ -152,11 +152,14 @@ int32_t iap_request_products(iap_bridge *b, const char *product_ids_json);
 
 /* Starts a purchase. `click_ms` is the time of the player's click in
  * milliseconds and becomes the key of this purchase; click_ms <= 0 asks the
- * SDK to pick a unique key. *out_key (if out_key is not NULL) receives the key
- * either way. The result arrives as a "7" message carrying the key, also
- * after a crash and restart. Returns IAP_OK, IAP_E_NULL_ARG (product_id),
- * IAP_E_INVALID_ARG, IAP_E_UNKNOWN_PRODUCT, IAP_E_DUPLICATE_KEY,
- * IAP_E_INVALID_HANDLE or IAP_E_CLOSED. On error *out_key is set to 0. */
+ * SDK to pick a key it has never handed out before on this dataDir (not even
+ * after a restart or with the device clock set back). *out_key (if out_key is
+ * not NULL) receives the key either way. The result arrives as a "7" message
+ * carrying the key, also after a crash and restart; iap_close waits for a
+ * purchase under way on another thread. Returns IAP_OK, IAP_E_NULL_ARG
+ * (product_id), IAP_E_INVALID_ARG, IAP_E_UNKNOWN_PRODUCT, IAP_E_DUPLICATE_KEY,
+ * IAP_E_IO (the SDK could not record its key reservation), IAP_E_INVALID_HANDLE
+ * or IAP_E_CLOSED. On error *out_key is set to 0. */
 int32_t iap_buy(iap_bridge *b, const char *product_id, int64_t click_ms, int64_t *out_key);
 
 /* Confirms a "7" or "revoked" message: the game has granted (or taken back)

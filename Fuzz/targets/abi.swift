@@ -39,7 +39,7 @@ private let documented: [String: Set<Int32>] = [
     "iap_open": [0, -1, -2, -3, -4, -5, -6, -9, -13],
     "iap_close": [0, -7, -8],
     "iap_request_products": [0, -1, -2, -3, -7, -8],
-    "iap_buy": [0, -1, -2, -10, -11, -7, -8],
+    "iap_buy": [0, -1, -2, -6, -10, -11, -7, -8],
     "iap_confirm": [0, -12, -7, -8],
     "iap_restore": [0, -7, -8],
     "iap_set_callback": [0, -7, -8],

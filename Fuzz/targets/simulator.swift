@@ -37,7 +37,7 @@ private let config: [UInt8] = {
 }()
 
 private let simulatorCodes: Set<Int32> = [0, -1, -2, -3, -6, -7, -8, -10, -13, -14, -15]
-private let buyCodes: Set<Int32> = [0, -1, -2, -10, -11, -7, -8]
+private let buyCodes: Set<Int32> = [0, -1, -2, -6, -10, -11, -7, -8]
 
 private final class Session {
     var h: OpaquePointer? = nil

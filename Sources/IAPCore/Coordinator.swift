@@ -18,6 +18,20 @@ public final class Coordinator: @unchecked Sendable {
     /// Record ID -> sequence number of the message that showed it this session.
     private var emittedSeq: [UInt64: UInt64] = [:]
     private var lastAutoKey: Int64 = 0
+    /// SDK keys (click <= 0) are never handed out twice, across sessions and
+    /// clock changes: every key up to `reservedKey` may have been used, and
+    /// that mark is on disk (`sdk-keys`) before a key past it is returned, an
+    /// hour of keys at a time. Found by the hardening stress test: a reopen
+    /// within the same milliseconds (or a clock set back) reissued a confirmed
+    /// key, and a game ignores a key it has already granted.
+    private var reservedKey: Int64 = 0
+    public static let keyReservationFile = "sdk-keys"
+    private static let keyReservationSpan: Int64 = 3_600_000
+    /// Calls that passed the open check and have not returned; `close` waits
+    /// for them, so a purchase racing with close still stores its result
+    /// (found by the stress test: an owned product's answer was lost).
+    private let calls = DispatchGroup()
+    private var closing = false
     private var closed = false
     private var started = false
     private let dirLockFD: Int32
@@ -37,6 +51,8 @@ public final class Coordinator: @unchecked Sendable {
         }
         let c = Coordinator(config: config, store: store, outbox: opened.0, report: opened.1, dirLockFD: fd,
                             queue: MessageQueue(counter: counter))
+        c.reservedKey = Coordinator.readKeyReservation(config.dataDir)
+        c.lastAutoKey = c.reservedKey
         c.start()
         return c
     }
@@ -62,7 +78,8 @@ public final class Coordinator: @unchecked Sendable {
     // MARK: Game-facing operations
 
     public func requestProducts(_ ids: [String]) throws(IAPError) {
-        try checkOpen()
+        try enterCall()
+        defer { calls.leave() }
         guard ids.count <= 1000 else { throw IAPError(.invalidArgument, "at most 1000 product IDs per request, got \(ids.count)") }
         for id in ids { try Coordinator.validateProductID(id) }
         store.requestProducts(ids)
@@ -78,19 +95,22 @@ public final class Coordinator: @unchecked Sendable {
     public func buy(productID: String, clickMs: Int64) throws(IAPError) -> Int64 {
         try Coordinator.validateProductID(productID)
         let key: Int64 = try lock.withLock { () throws(IAPError) -> Int64 in
-            guard !closed else { throw IAPError(.closed, "the bridge is closed") }
+            guard !closed && !closing else { throw IAPError(.closed, "the bridge is closed") }
             var k = clickMs
             if k <= 0 {
                 k = max(POSIX.nowMs(), lastAutoKey + 1)
                 while outbox.hasLive(key: k) || inFlight.contains(k) { k += 1 }
+                if k > reservedKey { try reserveKeys(through: k + Coordinator.keyReservationSpan) }
                 lastAutoKey = k
             } else if outbox.hasLive(key: k) || inFlight.contains(k) {
                 // C7: keys are unique among live records.
                 throw IAPError(.duplicateKey, "key \(k) is already used by a purchase that is not confirmed yet")
             }
             inFlight.insert(k)
+            calls.enter()
             return k
         }
+        defer { calls.leave() }
         do throws(IAPError) {
             try store.purchase(productID: productID, key: key, token: PurchaseToken(key: key))
         } catch {
@@ -120,12 +140,14 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     public func restore() throws(IAPError) {
-        try checkOpen()
+        try enterCall()
+        defer { calls.leave() }
         store.restore()
     }
 
     public func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue {
-        try checkOpen()
+        try enterCall()
+        defer { calls.leave() }
         return try store.simulate(command)
     }
 
@@ -136,11 +158,15 @@ public final class Coordinator: @unchecked Sendable {
 
     public func close() {
         let wasOpen: Bool = lock.withLock {
-            let was = !closed
-            closed = true
+            let was = !closing
+            closing = true
             return was
         }
         guard wasOpen else { return }
+        // Calls already under way (a purchase on another thread) finish and
+        // store their results first; new ones are refused.
+        calls.wait()
+        lock.withLock { closed = true }
         // Confirms become durable and their transactions finished while the
         // store is still running; then the store stops.
         flush()
@@ -156,8 +182,28 @@ public final class Coordinator: @unchecked Sendable {
     public var liveRecordCount: Int { lock.withLock { outbox.liveCount } }
     public var tombstoneCount: Int { lock.withLock { outbox.tombstoneCount } }
 
-    private func checkOpen() throws(IAPError) {
-        if lock.withLock({ closed }) { throw IAPError(.closed, "the bridge is closed") }
+    /// Refuses a call on a closing bridge; otherwise counts it until `calls.leave()`.
+    private func enterCall() throws(IAPError) {
+        try lock.withLock { () throws(IAPError) in
+            guard !closed && !closing else { throw IAPError(.closed, "the bridge is closed") }
+            calls.enter()
+        }
+    }
+
+    private static func readKeyReservation(_ dir: String) -> Int64 {
+        guard let bytes = try? POSIX.readFile(dir + "/" + keyReservationFile, limit: 64),
+              let n = Int64(String(decoding: bytes, as: UTF8.self)), n > 0, n < Int64.max / 2 else { return 0 }
+        return n
+    }
+
+    /// Durably records that keys up to `mark` may be in use. Called with `lock` held.
+    private func reserveKeys(through mark: Int64) throws(IAPError) {
+        do throws(IAPError) {
+            try POSIX.replaceFile(config.dataDir + "/" + Coordinator.keyReservationFile, with: Array(String(mark).utf8))
+        } catch {
+            throw IAPError(.io, "cannot record the SDK's key reservation: \(error.message)")
+        }
+        reservedKey = mark
     }
 
     private static func unlockAndClose(_ fd: Int32) { closeFD(fd) }
