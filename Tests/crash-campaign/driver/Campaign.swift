@@ -60,6 +60,7 @@ struct Campaign {
             print("  epoch \(f.epochs): \(f.kills) kills, \(f.runs) runs, \(f.purchases) purchases, "
                   + "lost \(f.lost), granted twice \(f.grantedTwice), finished-but-unconfirmed \(f.finishedButUnconfirmed) "
                   + "(\(Int(secs))s)")
+            fflush(nil)   // progress shows as it happens, also when logged to a file
         }
         return f
     }

@@ -21,7 +21,7 @@ struct Ledger {
     private(set) var failures = 0
     private(set) var damageReports = 0
     private(set) var errors: [String] = []
-    /// Results the game saw and has not confirmed: key -> result code. The
+    /// Results the game saw and never began to confirm: key -> result code. The
     /// outbox owes each of them again at the next open (C1); only the outbox
     /// keeps failures, so this checks it without the store's help.
     private(set) var owed: [Int64: String] = [:]

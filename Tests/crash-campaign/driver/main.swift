@@ -73,6 +73,7 @@ if fsyncMode {
 guard access(o.game, X_OK) == 0 else { print("the game is not built at \(o.game) (swift build)"); exit(2) }
 print("crash campaign: seed \(o.seed), \(o.kills) kills, game \(o.game)")
 print("  reproduce: scripts/campaign.sh --kills \(o.kills) --seed \(o.seed)")
+fflush(nil)
 let t0 = monotonicMs()
 var campaign = Campaign(o)
 let f = campaign.run()

@@ -13,7 +13,7 @@
  *   B <key> <product>                     a click, written (synced) before iap_buy
  *   S <key> <result>                      a "7" received (the game has seen it)
  *   G <key> <txn> <product> <origin>      a grant, written (synced) before iap_confirm
- *   C <key>                               iap_confirm returned
+ *   C <key>                               iap_confirm about to be called
  *   R <key> <txn>                         a success for a key granted before: ignored
  *   F <key> <result>                      a result without a transaction, confirmed
  *   D <recovered>                         an "outbox_damaged" message
@@ -209,9 +209,11 @@ static void handle(iap_bridge *b, const char *m) {
             ledger_write(0, "F %lld %s", (long long)k, result);
         }
         frame_pause();
+        /* Logged before the call: once iap_confirm starts, the SDK may make
+         * the confirm durable at any moment, and owes no re-delivery. */
+        ledger_write(0, "C %lld", (long long)k);
         int32_t rc = iap_confirm(b, k);
         if (rc != IAP_OK && rc != IAP_E_UNKNOWN_KEY) die("iap_confirm(%lld): %s: %s", (long long)k, iap_error_name(rc), iap_errmsg());
-        ledger_write(0, "C %lld", (long long)k);
     } else if (strcmp(type, "outbox_damaged") == 0) {
         char rec[32] = "";
         field(m, "recovered", rec, sizeof rec);
