@@ -36,9 +36,9 @@ public final class Outbox {
 
     private var live: [UInt64: OutboxRecord] = [:]
     private var byKey: [Int64: [UInt64]] = [:]
-    private var byTransaction: [String: [UInt64]] = [:]   // flavor-prefixed txn -> live ids
+    private var byTransaction: [TransactionTag: [UInt64]] = [:]   // live ids
     /// flavor-prefixed txn -> true when it came from an earlier session.
-    private var tombstones: [String: Bool] = [:]
+    private var tombstones: [TransactionTag: Bool] = [:]
     private var nextID: UInt64 = 1
     private var liveBytes = 0
 
@@ -114,20 +114,18 @@ public final class Outbox {
         case .confirm(let ids):
             for id in ids where live[id] != nil { _ = removeLive(id, previousSession: true) }
         case .tombstone(let txn, let flavor):
-            tombstones[Outbox.tag(txn, flavor)] = true
+            tombstones[TransactionTag(txn, flavor)] = true
         case .forget(let txns):
-            for t in txns { tombstones[t] = nil }
+            for t in txns {
+                if let tag = TransactionTag(encoded: t) { tombstones[tag] = nil }
+            }
         }
-    }
-
-    private static func tag(_ txn: String, _ flavor: TombstoneFlavor) -> String {
-        (flavor == .transaction ? "t:" : "r:") + txn
     }
 
     private func insertLive(_ r: OutboxRecord) {
         live[r.id] = r
         byKey[r.key, default: []].append(r.id)
-        if let f = r.kind.flavor { byTransaction[Outbox.tag(r.transactionID, f), default: []].append(r.id) }
+        if let f = r.kind.flavor { byTransaction[TransactionTag(r.transactionID, f), default: []].append(r.id) }
         liveBytes += r.message.count + 40
     }
 
@@ -135,15 +133,22 @@ public final class Outbox {
     private func removeLive(_ id: UInt64, previousSession: Bool) -> String? {
         guard let r = live.removeValue(forKey: id) else { return nil }
         liveBytes -= r.message.count + 40
-        byKey[r.key]?.removeAll { $0 == id }
-        if byKey[r.key]?.isEmpty == true { byKey[r.key] = nil }
+        Outbox.remove(id, from: &byKey, at: r.key)
         recordWriteSeq[id] = nil
         guard let f = r.kind.flavor else { return nil }
-        let t = Outbox.tag(r.transactionID, f)
-        byTransaction[t]?.removeAll { $0 == id }
-        if byTransaction[t]?.isEmpty == true { byTransaction[t] = nil }
-        if tombstones[t] == nil { tombstones[t] = previousSession }
+        let t = TransactionTag(r.transactionID, f)
+        Outbox.remove(id, from: &byTransaction, at: t)
+        // One lookup in the common case (no tombstone yet); an existing one keeps its session.
+        if let had = tombstones.updateValue(previousSession, forKey: t), had != previousSession { tombstones[t] = had }
         return r.transactionID
+    }
+
+    /// Removes `id` from the index entry at `k` (dropping the entry when it empties).
+    private static func remove<K: Hashable>(_ id: UInt64, from index: inout [K: [UInt64]], at k: K) {
+        guard var ids = index.removeValue(forKey: k) else { return }
+        if ids.count == 1 && ids[0] == id { return }
+        ids.removeAll { $0 == id }
+        if !ids.isEmpty { index[k] = ids }
     }
 
     // MARK: Queries
@@ -155,10 +160,10 @@ public final class Outbox {
     public func records(withKey key: Int64) -> [OutboxRecord] { (byKey[key] ?? []).compactMap { live[$0] } }
     public func hasLive(key: Int64) -> Bool { byKey[key] != nil }
     public func liveRecords(transaction txn: String, flavor: TombstoneFlavor) -> [OutboxRecord] {
-        (byTransaction[Outbox.tag(txn, flavor)] ?? []).compactMap { live[$0] }
+        (byTransaction[TransactionTag(txn, flavor)] ?? []).compactMap { live[$0] }
     }
     public func hasTombstone(transaction txn: String, flavor: TombstoneFlavor) -> Bool {
-        tombstones[Outbox.tag(txn, flavor)] != nil
+        tombstones[TransactionTag(txn, flavor)] != nil
     }
     /// C2: true once the record's bytes are on stable storage.
     public func isDurable(_ id: UInt64) -> Bool {
@@ -248,12 +253,13 @@ public final class Outbox {
     /// Forgets tombstones (from earlier sessions) of transactions the store no
     /// longer lists as unfinished. Not synced: losing it only keeps a tombstone.
     public func forgetFinished(stillUnfinished: Set<String>) throws(IAPError) {
-        var gone: [String] = []
-        for (t, earlier) in tombstones where earlier && t.hasPrefix("t:") && !stillUnfinished.contains(String(t.dropFirst(2))) {
-            gone.append(t)
+        var goneTags: [TransactionTag] = []
+        for (t, earlier) in tombstones where earlier && t.flavor == .transaction && !stillUnfinished.contains(t.transactionID) {
+            goneTags.append(t)
         }
-        guard !gone.isEmpty else { return }
-        for t in gone { tombstones[t] = nil }
+        guard !goneTags.isEmpty else { return }
+        for t in goneTags { tombstones[t] = nil }
+        let gone = goneTags.map(\.encoded)
         // One frame per chunk: a long history (tens of thousands of confirmed
         // transactions) would not fit one frame's payload limit.
         var frames: [UInt8] = []
@@ -284,9 +290,8 @@ public final class Outbox {
     public func compact() throws(IAPError) {
         precondition(pendingConfirmFrames.isEmpty, "flush confirms before compacting")
         var payloads: [[UInt8]] = []
-        for (t, _) in tombstones.sorted(by: { $0.key < $1.key }) {
-            let flavor: TombstoneFlavor = t.hasPrefix("t:") ? .transaction : .revocation
-            payloads.append(OutboxEntry.tombstone(txn: String(t.dropFirst(2)), flavor: flavor).encoded())
+        for t in tombstones.keys.sorted(by: <) {
+            payloads.append(OutboxEntry.tombstone(txn: t.transactionID, flavor: t.flavor).encoded())
         }
         for r in liveRecords { payloads.append(OutboxEntry.put(r).encoded()) }
         try log.rewrite(payloads)

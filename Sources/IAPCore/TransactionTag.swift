@@ -1,0 +1,59 @@
+/// A transaction ID with its tombstone flavor: the key of the outbox's
+/// per-transaction indexes (tombstones, live records by transaction).
+///
+/// Kept small because the outbox holds one per confirmed transaction and
+/// looks one up on every confirm: StoreKit's IDs are decimal numbers, so an
+/// ID that round-trips through `UInt64` is stored as that number (no heap
+/// string, integer hashing and comparison); any other ID is kept as text.
+struct TransactionTag: Hashable {
+    /// The ID as a number; 0 when it is kept as `text`.
+    private let number: UInt64
+    private let text: String
+    let flavor: TombstoneFlavor
+
+    init(_ txn: String, _ flavor: TombstoneFlavor) {
+        self.flavor = flavor
+        if let n = TransactionTag.canonicalNumber(txn) {
+            number = n
+            text = ""
+        } else {
+            number = 0
+            text = txn
+        }
+    }
+
+    var transactionID: String { number != 0 ? String(number) : text }
+
+    /// The form forget records store: "t:" or "r:" and the ID.
+    var encoded: String { (flavor == .transaction ? "t:" : "r:") + transactionID }
+
+    init?(encoded: String) {
+        if encoded.hasPrefix("t:") {
+            self.init(String(encoded.dropFirst(2)), .transaction)
+        } else if encoded.hasPrefix("r:") {
+            self.init(String(encoded.dropFirst(2)), .revocation)
+        } else {
+            return nil
+        }
+    }
+
+    /// The value of a decimal number written canonically (no sign, no
+    /// leading zero, not zero), so that `String(value)` gives `s` back.
+    private static func canonicalNumber(_ s: String) -> UInt64? {
+        var value: UInt64 = 0
+        var count = 0
+        for b in s.utf8 {
+            guard b >= 0x30, b <= 0x39, count < 19, !(count == 0 && b == 0x30) else { return nil }
+            value = value * 10 + UInt64(b - 0x30)
+            count += 1
+        }
+        return count > 0 ? value : nil
+    }
+
+    /// A fixed order (compaction writes tombstones in it).
+    static func < (a: TransactionTag, b: TransactionTag) -> Bool {
+        if a.flavor != b.flavor { return a.flavor.rawValue < b.flavor.rawValue }
+        if a.number != b.number { return a.number < b.number }
+        return a.text < b.text
+    }
+}
