@@ -1,5 +1,4 @@
 import CIAPSupport
-import Dispatch
 
 /// The messages waiting for the game. Each is handed out exactly once:
 /// to `pop` (polling) or to the listener (callback), never both.
@@ -17,14 +16,12 @@ public final class MessageQueue: @unchecked Sendable {
     private let ownsCount: Bool
 
     private var listener: Listener?
-    private let delivery = DispatchQueue(label: "iapbridge.delivery")
+    /// Runs the listener: a thread of the SDK's own (see DeliveryThread for why).
+    private let delivery = DeliveryThread()
     private var deliveryScheduled = false
     private var closed = false
 
-    private let queueID: Int
-
     public init(counter: UnsafeMutablePointer<Int64>? = nil) {
-        queueID = MessageQueue.ids.withLock { n in n += 1; return n }
         if let counter {
             pendingCount = counter
             ownsCount = false
@@ -33,13 +30,13 @@ public final class MessageQueue: @unchecked Sendable {
             ownsCount = true
         }
         iapc_atomic_store_i64(pendingCount, 0)
-        delivery.setSpecific(key: MessageQueue.deliveryKey, value: queueID)
+        delivery.setWork { [weak self] in self?.drain() }
     }
 
-    private static let ids = Locked(0)
-    private static let deliveryKey = DispatchSpecificKey<Int>()
-
-    deinit { if ownsCount { pendingCount.deallocate() } }
+    deinit {
+        delivery.stop()
+        if ownsCount { pendingCount.deallocate() }
+    }
 
     /// Queues a message; returns its sequence number.
     @discardableResult
@@ -94,8 +91,8 @@ public final class MessageQueue: @unchecked Sendable {
 
     private func scheduleDeliveryLocked() {
         guard listener != nil, !deliveryScheduled, !closed, head < items.count else { return }
-        deliveryScheduled = true
-        delivery.async { [self] in drain() }
+        // If no thread could be started, the next push or setListener retries.
+        deliveryScheduled = delivery.wake()
     }
 
     private func drain() {
@@ -131,9 +128,11 @@ public final class MessageQueue: @unchecked Sendable {
             head = 0
             iapc_atomic_store_i64(pendingCount, 0)
         }
-        if !fromDeliveryThread { delivery.sync {} }
+        // Ends the delivery thread after the callback under way (if any) and
+        // waits for it, unless this is that thread.
+        delivery.stop()
     }
 
     /// True when the caller is running on this queue's delivery thread.
-    public var isOnDeliveryThread: Bool { DispatchQueue.getSpecific(key: MessageQueue.deliveryKey) == queueID }
+    public var isOnDeliveryThread: Bool { delivery.isCurrent }
 }

@@ -1,0 +1,123 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The thread that runs a bridge's callback: a pthread of the SDK's own, with
+/// no signal blocked.
+///
+/// Why not a DispatchQueue: libdispatch worker threads block every signal.
+/// A managed runtime that suspends threads with signals (Mono on Linux: its
+/// garbage collector and its shutdown use SIGPWR/SIGXCPU) attaches the thread
+/// on the first callback and then waits forever for it to acknowledge a
+/// suspend: the game freezes at its first GC. A thread with an ordinary signal
+/// mask behaves like any other thread of the game.
+final class DeliveryThread: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var work: (@Sendable () -> Void)?
+    private var wakeups = false
+    private var stopping = false
+    private var started = false
+    private var thread: pthread_t?
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(cond, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(cond)
+        pthread_mutex_destroy(mutex)
+        cond.deallocate()
+        mutex.deallocate()
+    }
+
+    /// What the thread runs after each wake-up. Set once, before the first wake.
+    func setWork(_ w: @escaping @Sendable () -> Void) {
+        locked { work = w }
+    }
+
+    /// Runs the work on the thread (soon, once even for several wake-ups).
+    /// Starts the thread the first time. Returns false when the system
+    /// refused a new thread (or after stop): nothing will run, wake again later.
+    @discardableResult
+    func wake() -> Bool {
+        locked {
+            guard !stopping else { return false }
+            if !started { started = startLocked() }
+            guard started else { return false }
+            wakeups = true
+            pthread_cond_signal(cond)
+            return true
+        }
+    }
+
+    /// Ends the thread after the work under way, and waits for that unless
+    /// called from the thread itself (a callback closing its own bridge).
+    func stop() {
+        let toJoin: pthread_t? = locked {
+            let first = !stopping
+            stopping = true
+            pthread_cond_signal(cond)
+            return first ? thread : nil
+        }
+        guard let t = toJoin else { return }
+        if pthread_equal(t, pthread_self()) != 0 {
+            pthread_detach(t)
+        } else {
+            pthread_join(t, nil)
+        }
+    }
+
+    /// True on the delivery thread.
+    var isCurrent: Bool {
+        locked { thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+
+    private func startLocked() -> Bool {
+        let box = Unmanaged.passRetained(self).toOpaque()
+        #if canImport(Darwin)
+        var t: pthread_t? = nil
+        #else
+        var t = pthread_t()
+        #endif
+        let rc = pthread_create(&t, nil, { raw in
+            let ctx: UnsafeMutableRawPointer? = raw
+            Unmanaged<DeliveryThread>.fromOpaque(ctx!).takeRetainedValue().run()
+            return nil
+        }, box)
+        guard rc == 0 else {
+            Unmanaged<DeliveryThread>.fromOpaque(box).release()
+            return false
+        }
+        thread = t
+        return true
+    }
+
+    private func run() {
+        // Inherited from whichever thread started us (possibly a libdispatch
+        // worker): clear it.
+        var none = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, nil)
+        while true {
+            let (stop, next): (Bool, (@Sendable () -> Void)?) = locked {
+                while !wakeups && !stopping { pthread_cond_wait(cond, mutex) }
+                wakeups = false
+                return (stopping, work)
+            }
+            if stop { return }
+            next?()
+        }
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body()
+    }
+}
