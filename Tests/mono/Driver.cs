@@ -1,0 +1,394 @@
+// The real-client test: the Unity binding (samples/unity/IAPBridge) and the
+// example store's logic (samples/unity/Example) run under Mono against the
+// library the package builds (libIAPBridge.so), on the simulated App Store.
+//
+//   mono driver.exe <catalog.storekit>       (Tests/mono/run.sh builds and runs it)
+//
+// Prints one line per check and, last, "mono: N passed, M failed"; exits
+// non-zero when any check failed.
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Text.RegularExpressions;
+using System.Threading;
+using IAPBridge;
+using IAPBridge.Example;
+
+static class Driver
+{
+    static int passed, failed;
+    static int mainThread;
+    static string catalog, root;
+
+    static int Main(string[] args)
+    {
+        if (args.Length != 1) { Console.Error.WriteLine("usage: driver.exe CATALOG.storekit"); return 2; }
+        catalog = Path.GetFullPath(args[0]);
+        root = Path.Combine(Path.GetTempPath(), "iap-mono-" + Guid.NewGuid().ToString("N"));
+        Directory.CreateDirectory(root);
+        mainThread = Thread.CurrentThread.ManagedThreadId;
+        try
+        {
+            BridgeScenario();
+            CallbackScenario();
+            ErrorScenario();
+            JsonScenario();
+            ExampleShopScenario();
+        }
+        catch (Exception e)
+        {
+            Fail("unexpected exception", e.ToString());
+        }
+        finally
+        {
+            try { Directory.Delete(root, true); } catch (Exception) { }
+        }
+        Console.WriteLine("mono: " + passed + " passed, " + failed + " failed");
+        return failed == 0 && passed > 0 ? 0 : 1;
+    }
+
+    // ---- checks ---------------------------------------------------------------
+
+    static bool Check(bool ok, string what, string detail = "")
+    {
+        if (ok) { passed++; Console.WriteLine("ok   " + what); }
+        else Fail(what, detail);
+        return ok;
+    }
+
+    static void Fail(string what, string detail)
+    {
+        failed++;
+        Console.WriteLine("FAIL " + what + (detail.Length > 0 ? ": " + detail : ""));
+    }
+
+    /// Runs `a`, which must throw a BridgeException with `code` and a message from the library.
+    static BridgeException Expect(int code, string what, Action a)
+    {
+        try { a(); }
+        catch (BridgeException e)
+        {
+            Check(e.Code == code && e.LibraryMessage.Length > 0 && e.Message.Contains(ErrorCode.Name(code)),
+                  what, "got " + e.Message);
+            return e;
+        }
+        Fail(what, "no BridgeException");
+        return null;
+    }
+
+    static string Config(string name)
+    {
+        return BridgeConfig.Simulator(Path.Combine(root, name, "data"), catalog, Path.Combine(root, name, "appstore"));
+    }
+
+    static void Prepare(string name) { Directory.CreateDirectory(Path.Combine(root, name)); }
+
+    /// Collects every message the bridge raises and waits for the one wanted,
+    /// dispatching like a game's Update does (2 ms "frames").
+    sealed class Inbox
+    {
+        readonly Bridge bridge;
+        public readonly List<Message> All = new List<Message>();
+        public Inbox(Bridge b) { bridge = b; b.MessageReceived += m => All.Add(m); }
+
+        public T WaitFor<T>(Func<T, bool> wanted, int timeoutMs = 15000) where T : Message
+        {
+            int seen = 0;
+            var until = DateTime.UtcNow.AddMilliseconds(timeoutMs);
+            while (true)
+            {
+                for (; seen < All.Count; seen++)
+                {
+                    var m = All[seen] as T;
+                    if (m != null && wanted(m)) return m;
+                }
+                if (DateTime.UtcNow > until) return null;
+                if (bridge.DispatchPending() == 0) Thread.Sleep(2);
+            }
+        }
+
+        public void Pump(int ms)
+        {
+            var until = DateTime.UtcNow.AddMilliseconds(ms);
+            while (DateTime.UtcNow < until) { if (bridge.DispatchPending() == 0) Thread.Sleep(2); }
+        }
+
+        public int Count<T>(Func<T, bool> which) where T : Message
+        {
+            int n = 0;
+            foreach (var m in All) { var t = m as T; if (t != null && which(t)) n++; }
+            return n;
+        }
+    }
+
+    static bool Finished(Bridge b, string transactionID)
+    {
+        b.Flush();
+        var list = new JsonObjectView(Json.Parse(b.Simulator("{\"op\":\"transactions\"}"))).List("transactions");
+        foreach (var t in list)
+            if ((string)t["transactionID"] == transactionID) return (bool)t["finished"];
+        return false;
+    }
+
+    // ---- scenarios ------------------------------------------------------------
+
+    /// Products, a purchase, a restart that delivers it again, confirm, and a
+    /// restart that does not.
+    static void BridgeScenario()
+    {
+        Check(Regex.IsMatch(Bridge.Version ?? "", @"^\d+\.\d+\.\d+"), "iap_version through the binding", Bridge.Version);
+        Prepare("main");
+        string config = Config("main");
+        const long click = 1700000000001;
+        string txn;
+
+        using (var b = Bridge.Open(config))
+        {
+            var inbox = new Inbox(b);
+            var ent = inbox.WaitFor<EntitlementsMessage>(m => m.reason == "open");
+            Check(ent != null && ent.items.Length == 0, "first open: an empty \"entitlements\" (reason open)");
+
+            // Non-ASCII both ways: an unknown ID in Latin, emoji and Hebrew comes back intact.
+            const string odd = "épée_⚔️_שלום";
+            b.RequestProducts("coins_100", "remove_ads", "vip_monthly", odd);
+            var p = inbox.WaitFor<ProductsMessage>(m => true);
+            if (Check(p != null && p.items.Length == 3, "\"999\" parsed: 3 products", p == null ? "none" : p.json))
+            {
+                var coins = p.Find("coins_100");
+                var vip = p.Find("vip_monthly");
+                Check(coins != null && coins.title == "100 Coins" && coins.displayPrice == "$0.99" && coins.price == "0.99" &&
+                      coins.currency == "USD" && coins.kind == "consumable" && coins.description.EndsWith("💰"),
+                      "\"999\": localized title, price and UTF-8 description", p.json);
+                Check(vip != null && vip.subscriptionPeriod == "P1M" && vip.introductoryOffer != null &&
+                      vip.introductoryOffer.paymentMode == "free" && p.Find("remove_ads").introductoryOffer == null,
+                      "\"999\": subscription period and introductory offer", p.json);
+            }
+            Check(p != null && p.invalid.Length == 1 && p.invalid[0] == odd, "\"999\": the unknown non-ASCII ID in \"invalid\", intact",
+                  p == null ? "" : string.Join("|", p.invalid));
+
+            long key = b.Buy("coins_100", click);
+            Check(key == click, "Buy returns the click time as the key", key.ToString());
+            var r = inbox.WaitFor<PurchaseMessage>(m => m.Key == click);
+            Check(r != null && r.IsSuccess && r.productID == "coins_100" && r.price == "0.99" && r.currency == "USD" &&
+                  r.origin == "game" && r.transactionID.Length > 0 && r.quantity == 1,
+                  "\"7\" success for the key", r == null ? "none" : r.json);
+            txn = r == null ? "?" : r.transactionID;
+
+            Expect(ErrorCode.DuplicateKey, "Buy with a key not yet confirmed: IAP_E_DUPLICATE_KEY", () => b.Buy("remove_ads", click));
+            Expect(ErrorCode.UnknownProduct, "Buy of an unknown product: IAP_E_UNKNOWN_PRODUCT", () => b.Buy("no_such_sword", click + 7));
+            // Not confirmed: the game "restarts".
+        }
+
+        using (var b = Bridge.Open(config))
+        {
+            var inbox = new Inbox(b);
+            var again = inbox.WaitFor<PurchaseMessage>(m => m.Key == click);
+            Check(again != null && again.transactionID == txn && again.IsSuccess, "restart: the unconfirmed result is delivered again",
+                  again == null ? "none" : again.json);
+            Expect(ErrorCode.Busy, "a second Open on the same dataDir: IAP_E_BUSY", () => Bridge.Open(config).Dispose());
+            b.Confirm(click);
+            Expect(ErrorCode.UnknownKey, "Confirm twice: IAP_E_UNKNOWN_KEY", () => b.Confirm(click));
+            Check(Finished(b, txn), "after Confirm + Flush the store transaction is finished");
+        }
+
+        using (var b = Bridge.Open(config))
+        {
+            var inbox = new Inbox(b);
+            var ent = inbox.WaitFor<EntitlementsMessage>(m => m.reason == "open");
+            inbox.Pump(200);
+            Check(ent != null && inbox.Count<PurchaseMessage>(m => true) == 0, "restart after Confirm: nothing delivered again",
+                  inbox.All.Count + " messages");
+        }
+    }
+
+    /// The SDK's callback arrives on its own thread; the game sees the message
+    /// on its main thread, from DispatchPending.
+    static void CallbackScenario()
+    {
+        Prepare("callback");
+        const long click = 1700000000500;
+        using (var b = Bridge.Open(Config("callback")))
+        {
+            int sdkThread = -1;
+            var arrived = new ManualResetEvent(false);
+            int dispatchThread = -1;
+            PurchaseMessage got = null;
+            b.PurchaseReceived += m => { if (m.Key == click) { got = m; dispatchThread = Thread.CurrentThread.ManagedThreadId; } };
+            b.SetCallback(true, json =>
+            {
+                if (!json.Contains("\"key\":\"" + click + "\"")) return;
+                sdkThread = Thread.CurrentThread.ManagedThreadId;
+                arrived.Set();
+            });
+            b.Buy("remove_ads", click);
+            bool came = arrived.WaitOne(15000);
+            Check(came && sdkThread != mainThread && sdkThread != -1, "callback runs on the SDK's thread, not the main thread",
+                  "sdk " + sdkThread + ", main " + mainThread);
+            var until = DateTime.UtcNow.AddSeconds(15);
+            while (got == null && DateTime.UtcNow < until) { if (b.DispatchPending() == 0) Thread.Sleep(2); }
+            Check(got != null && got.IsSuccess && dispatchThread == mainThread, "...and is dispatched on the main thread",
+                  "dispatched on " + dispatchThread);
+            b.Confirm(click);
+
+            // Garbage collections while the SDK's thread runs managed code:
+            // Mono stops every thread it knows with signals (a thread that
+            // blocks them froze the process here, and again at exit).
+            int calls = 0;
+            b.SetCallback(true, json => { Interlocked.Increment(ref calls); GC.KeepAlive(new byte[4096]); });
+            for (int i = 0; i < 50; i++)
+            {
+                b.RequestProducts("coins_100");
+                GC.Collect();
+                b.DispatchPending();
+            }
+            until = DateTime.UtcNow.AddSeconds(15);
+            while (Volatile.Read(ref calls) < 50 && DateTime.UtcNow < until) { GC.Collect(); Thread.Sleep(2); }
+            Check(calls >= 50, "50 callbacks with garbage collections all along: no freeze", calls + " callbacks");
+
+            b.SetCallback(false);
+            b.DispatchPending(1000);
+            var inbox = new Inbox(b);
+            b.Restore();
+            var ent = inbox.WaitFor<EntitlementsMessage>(m => m.reason == "restore");
+            Check(ent != null && ent.Owns("remove_ads"), "back to polling: Restore gives \"entitlements\" (restore) with remove_ads",
+                  ent == null ? "none" : ent.json);
+        }
+    }
+
+    /// Errors surface as BridgeException with the header's code and the library's message.
+    static void ErrorScenario()
+    {
+        Prepare("errors");
+        string dataDir = Path.Combine(root, "errors", "data");
+        Expect(ErrorCode.BadConfig, "an unknown config key: IAP_E_BAD_CONFIG", () =>
+            Bridge.Open("{\"store\":\"simulator\",\"dataDir\":" + Json.Quote(dataDir) + ",\"catalog\":" + Json.Quote(catalog) + ",\"colour\":\"red\"}"));
+        Expect(ErrorCode.BadConfig, "a relative dataDir: IAP_E_BAD_CONFIG", () => Bridge.Open(BridgeConfig.Simulator("relative/dir", catalog)));
+        Expect(ErrorCode.BadJson, "a config that is not JSON: IAP_E_BAD_JSON", () => Bridge.Open("{not json"));
+        Expect(ErrorCode.NullArg, "a null config: IAP_E_NULL_ARG", () => Bridge.Open(null));
+
+        var b = Bridge.Open(Config("errors"));
+        Expect(ErrorCode.InvalidArg, "a product ID with a NUL: IAP_E_INVALID_ARG", () => b.Buy("coins\0_100", 0));
+        Expect(ErrorCode.InvalidArg, "a product ID with an unpaired surrogate: IAP_E_INVALID_ARG", () => b.Buy("coins\ud800", 0));
+        Expect(ErrorCode.UnknownOp, "Simulator with an unknown op: IAP_E_UNKNOWN_OP", () => b.Simulator("{\"op\":\"teleport\"}"));
+        Expect(ErrorCode.BadJson, "RequestProducts with a null ID: IAP_E_BAD_JSON", () => b.RequestProducts("coins_100", null));
+
+        // iap_errmsg is per thread: each thread reads its own failure.
+        int mismatches = 0;
+        var threads = new List<Thread>();
+        for (int t = 0; t < 4; t++)
+        {
+            long mine = 900000 + t;
+            var th = new Thread(() =>
+            {
+                for (int i = 0; i < 50; i++)
+                {
+                    try { b.Confirm(mine); Interlocked.Increment(ref mismatches); }
+                    catch (BridgeException e)
+                    {
+                        if (e.Code != ErrorCode.UnknownKey || !e.LibraryMessage.Contains(mine.ToString())) Interlocked.Increment(ref mismatches);
+                    }
+                }
+            });
+            threads.Add(th);
+            th.Start();
+        }
+        foreach (var th in threads) th.Join();
+        Check(mismatches == 0, "4 threads failing at once each get their own error message", mismatches + " mismatches");
+
+        b.Dispose();
+        b.Dispose();
+        Expect(ErrorCode.Closed, "a call after Dispose: IAP_E_CLOSED", () => b.Buy("coins_100", 0));
+        Check(b.Poll() == null && !b.IsOpen, "Poll after Dispose returns null");
+    }
+
+    /// The binding's own JSON reader (Unity's JsonUtility does not exist here).
+    static void JsonScenario()
+    {
+        var v = new JsonObjectView(Json.Parse(" {\"a\":[1,-9223372036854775808,2.5e1,true,null,\"\\u00e9\\ud83d\\udcb0\\n\\\"\\/\"],\"b\":{}} "));
+        var a = v.ListRaw("a");
+        Check(a.Count == 6 && (long)a[0] == 1 && (long)a[1] == long.MinValue && (double)a[2] == 25.0 && (bool)a[3] &&
+              a[4] == null && (string)a[5] == "é💰\n\"/", "JSON reader: numbers, escapes, surrogate pairs");
+        int rejected = 0;
+        foreach (string bad in new[] { "{\"a\":}", "[1,]", "\"open", "{\"a\" 1}", "tru", "[1] x", "\"\\q\"", "" })
+        {
+            try { Json.Parse(bad); } catch (FormatException) { rejected++; }
+        }
+        Check(rejected == 8, "JSON reader: malformed text is a FormatException", rejected + " of 8 rejected");
+        string tricky = "quote\" back\\ tab\t nul\0 bell\u0007 עברית 💰";
+        Check((string)Json.Parse(Json.Quote(tricky)) == tricky, "Json.Quote round-trips control characters, RTL text and emoji");
+        var junk = Message.Parse("not json");
+        var future = Message.Parse("{\"type\":\"future_thing\",\"x\":1}");
+        Check(junk.type == "" && future.type == "future_thing" && future.GetType() == typeof(Message),
+              "Message.Parse never throws; unknown types stay plain Messages");
+    }
+
+    /// The example store's own logic (samples/unity/Example/Shop.cs): grants
+    /// once per key, saves before confirming, and ignores a result delivered
+    /// again after a crash between its save and its confirm.
+    static void ExampleShopScenario()
+    {
+        Prepare("shop");
+        string config = Config("shop");
+        string savePath = Path.Combine(root, "shop", "save.txt");
+
+        using (var shop = new Shop(config, savePath))
+        {
+            Until(shop, () => shop.Products.Length == Shop.ProductIds.Length);
+            Check(shop.Products.Length == 4, "example: the shop lists its 4 products", shop.Status);
+            shop.Buy("coins_100");
+            Until(shop, () => shop.Save.Coins == 100);
+            shop.Buy("vip_monthly");
+            Until(shop, () => shop.Vip);
+            Check(shop.Save.Coins == 100 && shop.Vip && GameSave.Load(savePath).Coins == 100,
+                  "example: coins and VIP granted, and saved", shop.Status);
+        }
+
+        // A crash between the game's save and its confirm: the grant is saved,
+        // the SDK still holds the result and delivers it again.
+        const long click = 1700000009000;
+        string txn = "?";
+        using (var b = Bridge.Open(config))
+        {
+            var inbox = new Inbox(b);
+            b.Buy("coins_100", click);
+            var r = inbox.WaitFor<PurchaseMessage>(m => m.Key == click);
+            if (r != null) txn = r.transactionID;
+            var save = GameSave.Load(savePath);
+            save.Coins += 100;
+            save.MarkGranted(click);
+            save.Save();
+            // ...and the game dies here, before Confirm.
+        }
+        using (var shop = new Shop(config, savePath))
+        {
+            // The driver listens on the shop's bridge too; dispatching runs the shop's handlers.
+            var inbox = new Inbox(shop.Bridge);
+            var again = inbox.WaitFor<PurchaseMessage>(m => m.Key == click);
+            var ent = inbox.WaitFor<EntitlementsMessage>(m => m.reason == "open");
+            Check(again != null && shop.Save.Coins == 200 && GameSave.Load(savePath).Coins == 200,
+                  "example: a result delivered again after a crash is not granted twice", shop.Save.Coins + " coins");
+            Check(Finished(shop.Bridge, txn), "example: ...but it is confirmed, so the store finishes it");
+            Check(ent != null && shop.Vip, "example: VIP status comes back from \"entitlements\" at start");
+        }
+    }
+
+    static void Until(Shop shop, Func<bool> done)
+    {
+        var until = DateTime.UtcNow.AddSeconds(15);
+        while (!done() && DateTime.UtcNow < until) { shop.Update(); Thread.Sleep(2); }
+    }
+
+    /// Reads the plain objects Json.Parse returns, for the checks above.
+    struct JsonObjectView
+    {
+        readonly Dictionary<string, object> d;
+        public JsonObjectView(object o) { d = (Dictionary<string, object>)o; }
+        public List<object> ListRaw(string k) { return (List<object>)d[k]; }
+        public List<Dictionary<string, object>> List(string k)
+        {
+            var l = new List<Dictionary<string, object>>();
+            foreach (var o in ListRaw(k)) l.Add((Dictionary<string, object>)o);
+            return l;
+        }
+    }
+}

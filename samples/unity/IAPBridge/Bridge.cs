@@ -1,0 +1,292 @@
+// IAPBridge for Unity (and any .NET/Mono host): one open bridge to the store.
+//
+//   var bridge = Bridge.Open(BridgeConfig.Simulator(dataDir, catalog, stateDir));
+//   bridge.PurchaseReceived += p => { grant once per p.Key; save; bridge.Confirm(p.Key); };
+//   bridge.RequestProducts("coins_100", "remove_ads");
+//   void Update() { bridge.DispatchPending(); }      // every frame, on the main thread
+//   long key = bridge.Buy("coins_100", clickMs);     // the result arrives as a "7"
+//   bridge.Dispose();                                 // OnDestroy / OnApplicationQuit
+//
+// Threads: every method may be called from any thread. Events are raised by
+// DispatchPending on the thread that calls it (Update: Unity's main thread),
+// whether messages were polled or came through the SDK's callback.
+using System;
+using System.Collections.Generic;
+using System.Runtime.InteropServices;
+using System.Threading;
+
+namespace IAPBridge
+{
+    public sealed class Bridge : IDisposable
+    {
+        private IntPtr handle;
+        private readonly int id;
+        private readonly object gate = new object();
+        // Messages the SDK's callback handed over, waiting for the main thread.
+        private readonly Queue<string> fromSdk = new Queue<string>();
+        private bool callbackMode;
+        private Action<string> onSdkThread;
+
+        /// Every message, typed (an unknown type arrives as a plain Message).
+        public event Action<Message> MessageReceived;
+        public event Action<ProductsMessage> ProductsReceived;
+        public event Action<PurchaseMessage> PurchaseReceived;
+        public event Action<PendingMessage> PendingReceived;
+        public event Action<EntitlementsMessage> EntitlementsReceived;
+        public event Action<RevokedMessage> RevokedReceived;
+        public event Action<ErrorMessage> ErrorReceived;
+        public event Action<OutboxDamagedMessage> OutboxDamagedReceived;
+
+        /// Where the binding reports what it cannot throw (an exception in an
+        /// onSdkThread hook). Unity: Bridge.Log = Debug.LogWarning.
+        public static Action<string> Log = s => Console.Error.WriteLine(s);
+
+        /// The library's version, e.g. "1.0.0".
+        public static string Version { get { return Utf8.FromNative(Native.iap_version()); } }
+
+        private Bridge(IntPtr h, int id)
+        {
+            handle = h;
+            this.id = id;
+        }
+
+        /// Opens a bridge (see BridgeConfig for the JSON). Unconfirmed results
+        /// of earlier runs are queued again at once. Throws BridgeException.
+        public static Bridge Open(string configJson)
+        {
+            byte[] cfg = Utf8.ToNative(configJson, "configJson");
+            IntPtr h;
+            Check(Native.iap_open(cfg, out h));
+            lock (Registry)
+            {
+                var b = new Bridge(h, ++nextId);
+                Registry[b.id] = b;
+                return b;
+            }
+        }
+
+        public bool IsOpen { get { return Handle != IntPtr.Zero; } }
+
+        /// Asks for product information; the answer arrives as ProductsReceived ("999").
+        public void RequestProducts(params string[] ids)
+        {
+            string json = null;
+            if (ids != null)
+            {
+                var parts = new string[ids.Length];
+                for (int i = 0; i < ids.Length; i++) parts[i] = Json.Quote(ids[i]);
+                json = "[" + string.Join(",", parts) + "]";
+            }
+            Check(Native.iap_request_products(Live(), Utf8.ToNative(json, "product IDs")));
+        }
+
+        /// Starts a purchase. `clickMs` is the time of the player's click in
+        /// milliseconds and becomes the purchase's key (<= 0: the SDK picks
+        /// one). Returns the key; the result arrives as PurchaseReceived ("7")
+        /// with that key, also after a crash and restart.
+        public long Buy(string productId, long clickMs)
+        {
+            byte[] pid = Utf8.ToNative(productId, "productId");
+            long key;
+            Check(Native.iap_buy(Live(), pid, clickMs, out key));
+            return key;
+        }
+
+        /// The game granted (or handled) the "7" or "revoked" message with this
+        /// key and saved its state: the SDK drops the record and finishes the
+        /// store transaction.
+        public void Confirm(long key)
+        {
+            Check(Native.iap_confirm(Live(), key));
+        }
+
+        /// Restores purchases (only on the player's request: the store may ask
+        /// them to sign in). An EntitlementsReceived with reason "restore" follows.
+        public void Restore()
+        {
+            Check(Native.iap_restore(Live()));
+        }
+
+        /// Waits until every confirm so far is on disk and its transaction
+        /// finished. Worth calling when the app goes to the background.
+        public void Flush()
+        {
+            Check(Native.iap_flush(Live()));
+        }
+
+        /// Drives the simulated store with a JSON command {"op": ...} and returns
+        /// its JSON answer (docs/SIMULATOR.md). For tests and the editor.
+        public string Simulator(string commandJson)
+        {
+            byte[] cmd = Utf8.ToNative(commandJson, "commandJson");
+            IntPtr answer;
+            int rc = Native.iap_simulator(Live(), cmd, out answer);
+            string text = Utf8.TakeNative(answer);
+            Check(rc);
+            return text;
+        }
+
+        /// The next message as JSON, or null when there is none (or the bridge
+        /// is closed). Cheap when there is nothing: fine to call every frame.
+        /// DispatchPending calls it for you and raises the events.
+        public string Poll()
+        {
+            lock (gate)
+            {
+                if (fromSdk.Count > 0) return fromSdk.Dequeue();
+                // In callback mode everything comes through the queue above;
+                // polling the library too could reorder messages.
+                if (callbackMode) return null;
+            }
+            IntPtr h = Handle;
+            return h == IntPtr.Zero ? null : Utf8.TakeNative(Native.iap_poll(h));
+        }
+
+        /// Raises the events for up to `max` waiting messages on the calling
+        /// thread (call it from Update). Returns how many were dispatched. An
+        /// exception thrown by a handler propagates; the rest of the messages
+        /// stay queued for the next call.
+        public int DispatchPending(int max = 100)
+        {
+            int n = 0;
+            string json;
+            while (n < max && (json = Poll()) != null)
+            {
+                n++;
+                Raise(Message.Parse(json));
+            }
+            return n;
+        }
+
+        private void Raise(Message m)
+        {
+            var all = MessageReceived;
+            if (all != null) all(m);
+            if (m is PurchaseMessage) { var h = PurchaseReceived; if (h != null) h((PurchaseMessage)m); }
+            else if (m is ProductsMessage) { var h = ProductsReceived; if (h != null) h((ProductsMessage)m); }
+            else if (m is EntitlementsMessage) { var h = EntitlementsReceived; if (h != null) h((EntitlementsMessage)m); }
+            else if (m is PendingMessage) { var h = PendingReceived; if (h != null) h((PendingMessage)m); }
+            else if (m is RevokedMessage) { var h = RevokedReceived; if (h != null) h((RevokedMessage)m); }
+            else if (m is ErrorMessage) { var h = ErrorReceived; if (h != null) h((ErrorMessage)m); }
+            else if (m is OutboxDamagedMessage) { var h = OutboxDamagedReceived; if (h != null) h((OutboxDamagedMessage)m); }
+        }
+
+        /// Switches delivery to the SDK's callback (enabled) or back to polling.
+        /// Either way the game receives messages from Poll/DispatchPending on
+        /// its own thread; the callback only moves them into this bridge's queue
+        /// as soon as they exist, on the SDK's delivery thread. `onSdkThread`,
+        /// if given, then runs on that thread for each message (keep it tiny,
+        /// e.g. wake a waiting thread; exceptions are caught and logged).
+        /// Choose the mode at start: switching while messages flow may reorder them.
+        public void SetCallback(bool enabled, Action<string> onSdkThread = null)
+        {
+            lock (gate)
+            {
+                callbackMode = enabled;
+                this.onSdkThread = enabled ? onSdkThread : null;
+            }
+            if (enabled) Check(Native.iap_set_callback(Live(), CallbackPointer, new IntPtr(id)));
+            else Check(Native.iap_set_callback(Live(), IntPtr.Zero, IntPtr.Zero));
+        }
+
+        /// Closes the bridge: confirms made so far are made durable, results
+        /// not confirmed stay on disk for the next Open. Safe to call twice.
+        public void Dispose()
+        {
+            IntPtr h;
+            lock (gate)
+            {
+                h = handle;
+                handle = IntPtr.Zero;
+            }
+            if (h == IntPtr.Zero) return;
+            // Waits for a callback in progress (unless called from inside one).
+            Native.iap_close(h);
+            lock (Registry) Registry.Remove(id);
+        }
+
+        private IntPtr Handle { get { lock (gate) return handle; } }
+
+        private IntPtr Live()
+        {
+            IntPtr h = Handle;
+            if (h == IntPtr.Zero) throw new BridgeException(ErrorCode.Closed, "the bridge was disposed");
+            return h;
+        }
+
+        /// Throws a BridgeException for a failed call. iap_errmsg is per
+        /// thread: read it at once, on the thread that made the call.
+        private static void Check(int rc)
+        {
+            if (rc == ErrorCode.Ok) return;
+            throw new BridgeException(rc, Utf8.FromNative(Native.iap_errmsg()));
+        }
+
+        // ---- The SDK's callback -------------------------------------------------
+        // Native code holds a plain integer as ctx, never a managed pointer: the
+        // registry maps it back to the bridge. The delegate lives in a static
+        // field so the GC never frees the thunk native code calls, and the
+        // target is a static method marked MonoPInvokeCallback, as IL2CPP requires.
+
+        private static readonly Dictionary<int, Bridge> Registry = new Dictionary<int, Bridge>();
+        private static int nextId;
+        private static readonly Native.Callback CallbackDelegate = OnSdkMessage;
+        private static readonly IntPtr CallbackPointer = Marshal.GetFunctionPointerForDelegate(CallbackDelegate);
+
+        [ThreadStatic] private static bool attachedAsBackground;
+
+        [AOT.MonoPInvokeCallback(typeof(Native.Callback))]
+        private static void OnSdkMessage(IntPtr ctx, IntPtr json)
+        {
+            // Nothing may escape into native code: an exception crossing the
+            // boundary would take the game down.
+            try
+            {
+                // The runtime attached this native thread on its first call;
+                // as a foreground thread it would keep the process (Mono,
+                // a desktop player) from exiting.
+                if (!attachedAsBackground)
+                {
+                    Thread.CurrentThread.IsBackground = true;
+                    attachedAsBackground = true;
+                }
+                Bridge b;
+                lock (Registry) Registry.TryGetValue(ctx.ToInt32(), out b);
+                if (b == null) return;
+                string text = Utf8.FromNative(json); // owned by the SDK: copy, never free
+                if (text == null) return;
+                Action<string> hook;
+                lock (b.gate)
+                {
+                    b.fromSdk.Enqueue(text);
+                    hook = b.onSdkThread;
+                }
+                if (hook != null) hook(text);
+            }
+            catch (Exception e)
+            {
+                try { Log("IAPBridge: exception in the SDK callback: " + e); } catch { }
+            }
+        }
+
+        static Bridge()
+        {
+            // Unity's editor reloads scripts (leaving Play mode, recompiling)
+            // without unloading the native library: a bridge left open would
+            // keep dataDir locked (IAP_E_BUSY at the next Open) and could call
+            // back into an unloaded domain. Close every bridge first.
+            AppDomain.CurrentDomain.DomainUnload += (s, e) => CloseAll();
+            AppDomain.CurrentDomain.ProcessExit += (s, e) => CloseAll();
+        }
+
+        private static void CloseAll()
+        {
+            List<Bridge> open;
+            lock (Registry) open = new List<Bridge>(Registry.Values);
+            foreach (var b in open)
+            {
+                try { b.Dispose(); } catch { }
+            }
+        }
+    }
+}

@@ -1,0 +1,329 @@
+// Typed forms of the SDK's messages (docs/PROTOCOL.md has the schemas).
+//
+// The classes have JsonUtility's shape ([Serializable], public fields named as
+// in the JSON), so Unity code may also use JsonUtility.FromJson<T> on the raw
+// text. The binding itself fills them with its own reader (Message.Parse), so
+// they parse the same in the editor, on a device and under plain Mono.
+// Keys are int64 sent as decimal strings: `key` keeps the text, `Key` the number.
+using System;
+using System.Collections.Generic;
+using System.Globalization;
+
+namespace IAPBridge
+{
+    /// The "type" of every message.
+    public static class MessageType
+    {
+        public const string Products = "999";
+        public const string Purchase = "7";
+        public const string Pending = "pending";
+        public const string Entitlements = "entitlements";
+        public const string Revoked = "revoked";
+        public const string Error = "error";
+        public const string OutboxDamaged = "outbox_damaged";
+    }
+
+    /// The "result" of a "7" message.
+    public static class PurchaseResult
+    {
+        public const string Success = "0";
+        public const string Cancelled = "1";
+        public const string Declined = "2";
+        public const string NetworkError = "3";
+        public const string NotAllowed = "4";
+        public const string ProductUnavailable = "5";
+        public const string Unverified = "6";
+        public const string Interrupted = "7";
+        public const string Unknown = "8";
+    }
+
+    /// Any message. A type this binding does not know arrives as a plain Message.
+    [Serializable]
+    public class Message
+    {
+        public string type;
+        /// The JSON text exactly as the SDK sent it.
+        [NonSerialized] public string json;
+
+        /// Parses one message. Never throws: text that is not a JSON object
+        /// gives a Message with type "" and the text in `json`.
+        public static Message Parse(string text)
+        {
+            JsonObject o;
+            try { o = new JsonObject(Json.Parse(text)); }
+            catch (FormatException) { o = new JsonObject(null); }
+            Message m;
+            switch (o.Str("type"))
+            {
+                case MessageType.Products: m = ProductsMessage.From(o); break;
+                case MessageType.Purchase: m = PurchaseMessage.From(o); break;
+                case MessageType.Pending: m = PendingMessage.From(o); break;
+                case MessageType.Entitlements: m = EntitlementsMessage.From(o); break;
+                case MessageType.Revoked: m = RevokedMessage.From(o); break;
+                case MessageType.Error: m = ErrorMessage.From(o); break;
+                case MessageType.OutboxDamaged: m = OutboxDamagedMessage.From(o); break;
+                default: m = new Message(); break;
+            }
+            m.type = o.Str("type") ?? "";
+            m.json = text;
+            return m;
+        }
+
+        internal static long ParseKey(string key)
+        {
+            long k;
+            return long.TryParse(key, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out k) ? k : 0;
+        }
+    }
+
+    /// "999": product information, the answer to RequestProducts.
+    [Serializable]
+    public class ProductsMessage : Message
+    {
+        public ProductInfo[] items;
+        /// IDs the store did not know.
+        public string[] invalid;
+        /// Set when the request failed as a whole (network); items is then empty.
+        public string error;
+
+        /// The product with this ID, or null.
+        public ProductInfo Find(string id)
+        {
+            foreach (var p in items) if (p.id == id) return p;
+            return null;
+        }
+
+        internal static ProductsMessage From(JsonObject o)
+        {
+            var list = new List<ProductInfo>();
+            foreach (object e in o.Arr("items")) list.Add(ProductInfo.From(new JsonObject(e)));
+            return new ProductsMessage { items = list.ToArray(), invalid = o.Strings("invalid"), error = o.Str("error") };
+        }
+    }
+
+    [Serializable]
+    public class ProductInfo
+    {
+        public string id;
+        /// Localized name and description, as the store shows them.
+        public string title;
+        public string description;
+        /// Decimal string, e.g. "0.99"; `displayPrice` is the localized text, e.g. "$0.99".
+        public string price;
+        public string displayPrice;
+        public string currency;
+        /// "consumable", "nonConsumable", "nonRenewingSubscription", "autoRenewableSubscription".
+        public string kind;
+        /// ISO 8601 period ("P1M") of an auto-renewable subscription, else null.
+        public string subscriptionPeriod;
+        public string subscriptionGroupID;
+        /// Null when there is none.
+        public IntroductoryOffer introductoryOffer;
+
+        internal static ProductInfo From(JsonObject o)
+        {
+            var offer = o.Obj("introductoryOffer");
+            return new ProductInfo
+            {
+                id = o.Str("id"), title = o.Str("title"), description = o.Str("description"),
+                price = o.Str("price"), displayPrice = o.Str("displayPrice"), currency = o.Str("currency"),
+                kind = o.Str("kind"), subscriptionPeriod = o.Str("subscriptionPeriod"),
+                subscriptionGroupID = o.Str("subscriptionGroupID"),
+                introductoryOffer = offer.IsObject ? IntroductoryOffer.From(offer) : null,
+            };
+        }
+    }
+
+    [Serializable]
+    public class IntroductoryOffer
+    {
+        /// "free", "payAsYouGo" or "payUpFront".
+        public string paymentMode;
+        public string period;
+        public long periods;
+        public string price;
+
+        internal static IntroductoryOffer From(JsonObject o)
+        {
+            return new IntroductoryOffer { paymentMode = o.Str("paymentMode"), period = o.Str("period"), periods = o.Long("periods"), price = o.Str("price") };
+        }
+    }
+
+    /// "7": a purchase result. Grant it (once per key), save, then Confirm(Key),
+    /// whatever the result.
+    [Serializable]
+    public class PurchaseMessage : Message
+    {
+        public string key;
+        public string productID;
+        /// PurchaseResult: "0" success, others documented there.
+        public string result;
+        public string resultName;
+        public string transactionID;
+        public string originalTransactionID;
+        public string price;
+        public string currency;
+        public long quantity;
+        public string kind;
+        /// Milliseconds since 1970; expiresDate is 0 when there is none.
+        public long purchaseDate;
+        public long expiresDate;
+        /// "game" (your Buy) or "store" (renewal, Ask to Buy, promoted or other-device purchase).
+        public string origin;
+        /// Buying something already owned: no new charge, same transaction.
+        public bool alreadyOwned;
+        public string environment;
+        public string message;
+        public string jws;
+
+        public long Key { get { return ParseKey(key); } }
+        public bool IsSuccess { get { return result == PurchaseResult.Success; } }
+
+        internal static PurchaseMessage From(JsonObject o)
+        {
+            return new PurchaseMessage
+            {
+                key = o.Str("key"), productID = o.Str("productID"), result = o.Str("result"),
+                resultName = o.Str("resultName"), transactionID = o.Str("transactionID"),
+                originalTransactionID = o.Str("originalTransactionID"), price = o.Str("price"),
+                currency = o.Str("currency"), quantity = o.Long("quantity"), kind = o.Str("kind"),
+                purchaseDate = o.Long("purchaseDate"), expiresDate = o.Long("expiresDate"),
+                origin = o.Str("origin"), alreadyOwned = o.Bool("alreadyOwned"),
+                environment = o.Str("environment"), message = o.Str("message"), jws = o.Str("jws"),
+            };
+        }
+    }
+
+    /// "pending": the purchase waits for a parent (Ask to Buy) or an
+    /// interrupted payment. Informational: no confirm; a "7" follows later.
+    [Serializable]
+    public class PendingMessage : Message
+    {
+        public string key;
+        public string productID;
+        /// "askToBuy" or "interrupted".
+        public string reason;
+
+        public long Key { get { return ParseKey(key); } }
+
+        internal static PendingMessage From(JsonObject o)
+        {
+            return new PendingMessage { key = o.Str("key"), productID = o.Str("productID"), reason = o.Str("reason") };
+        }
+    }
+
+    /// "entitlements": what the player owns now (non-consumables, active
+    /// subscriptions). At every open, after Restore, and when it changes.
+    [Serializable]
+    public class EntitlementsMessage : Message
+    {
+        /// "open" (every Open), "restore" (after Restore), "change" (a purchase, renewal, expiry or refund).
+        /// The list is complete: an item missing from it is no longer owned.
+        public string reason;
+        public long now;
+        public Entitlement[] items;
+
+        public bool Owns(string productID)
+        {
+            foreach (var e in items) if (e.productID == productID) return true;
+            return false;
+        }
+
+        internal static EntitlementsMessage From(JsonObject o)
+        {
+            var list = new List<Entitlement>();
+            foreach (object e in o.Arr("items")) list.Add(Entitlement.From(new JsonObject(e)));
+            return new EntitlementsMessage { reason = o.Str("reason"), now = o.Long("now"), items = list.ToArray() };
+        }
+    }
+
+    [Serializable]
+    public class Entitlement
+    {
+        public string productID;
+        public string transactionID;
+        public string originalTransactionID;
+        public string kind;
+        public long purchaseDate;
+        /// 0 when it does not expire.
+        public long expiresDate;
+
+        internal static Entitlement From(JsonObject o)
+        {
+            return new Entitlement
+            {
+                productID = o.Str("productID"), transactionID = o.Str("transactionID"),
+                originalTransactionID = o.Str("originalTransactionID"), kind = o.Str("kind"),
+                purchaseDate = o.Long("purchaseDate"), expiresDate = o.Long("expiresDate"),
+            };
+        }
+    }
+
+    /// "revoked": a refund or revocation. Take the item back (once per key),
+    /// save, then Confirm(Key).
+    [Serializable]
+    public class RevokedMessage : Message
+    {
+        public string key;
+        public string productID;
+        public string transactionID;
+        public string originalTransactionID;
+        public string kind;
+        public long revocationDate;
+        public string reason;
+        public long quantity;
+        public string origin;
+
+        public long Key { get { return ParseKey(key); } }
+
+        internal static RevokedMessage From(JsonObject o)
+        {
+            return new RevokedMessage
+            {
+                key = o.Str("key"), productID = o.Str("productID"), transactionID = o.Str("transactionID"),
+                originalTransactionID = o.Str("originalTransactionID"), kind = o.Str("kind"),
+                revocationDate = o.Long("revocationDate"), reason = o.Str("reason"),
+                quantity = o.Long("quantity"), origin = o.Str("origin"),
+            };
+        }
+    }
+
+    /// "error": an asynchronous operation failed ("products", "restore", "confirm", "outbox", ...).
+    [Serializable]
+    public class ErrorMessage : Message
+    {
+        public string op;
+        /// An ErrorCode value.
+        public int code;
+        public string codeName;
+        public string message;
+
+        internal static ErrorMessage From(JsonObject o)
+        {
+            return new ErrorMessage { op = o.Str("op"), code = o.Int("code"), codeName = o.Str("codeName"), message = o.Str("message") };
+        }
+    }
+
+    /// "outbox_damaged": the outbox file was damaged on disk; what could be
+    /// read was recovered (and re-delivered), the damaged file kept aside.
+    [Serializable]
+    public class OutboxDamagedMessage : Message
+    {
+        public long recovered;
+        public long skippedBytes;
+        public long damagedSpans;
+        public long undecodableRecords;
+        public string copy;
+        public string message;
+
+        internal static OutboxDamagedMessage From(JsonObject o)
+        {
+            return new OutboxDamagedMessage
+            {
+                recovered = o.Long("recovered"), skippedBytes = o.Long("skippedBytes"),
+                damagedSpans = o.Long("damagedSpans"), undecodableRecords = o.Long("undecodableRecords"),
+                copy = o.Str("copy"), message = o.Str("message"),
+            };
+        }
+    }
+}

@@ -1,0 +1,85 @@
+// The C functions of include/iap_bridge.h, declared for P/Invoke.
+//
+// Marshalling is done by hand on purpose: strings go in as NUL-terminated
+// UTF-8 byte arrays and come back as IntPtr (read as UTF-8, then freed with
+// iap_free where the header says the caller owns them). Nothing here relies on
+// the runtime's default string marshalling, which differs between Mono, IL2CPP
+// and .NET and is not UTF-8 everywhere.
+using System;
+using System.Runtime.InteropServices;
+
+namespace IAPBridge
+{
+    internal static class Native
+    {
+#if (UNITY_IOS || UNITY_TVOS) && !UNITY_EDITOR
+        // iOS and tvOS link libIAPBridgeStatic.a into the app: the symbols live
+        // in the executable itself.
+        private const string Lib = "__Internal";
+#else
+        // Desktop, the editor and plain Mono load libIAPBridge.so / .dylib / .dll.
+        private const string Lib = "IAPBridge";
+#endif
+
+        /// typedef void (*iap_callback)(void *ctx, const char *json);
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void Callback(IntPtr ctx, IntPtr json);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr iap_version();
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_open(byte[] configJson, out IntPtr bridge);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_close(IntPtr bridge);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_request_products(IntPtr bridge, byte[] productIdsJson);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_buy(IntPtr bridge, byte[] productId, long clickMs, out long key);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_confirm(IntPtr bridge, long key);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_restore(IntPtr bridge);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr iap_poll(IntPtr bridge);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern void iap_free(IntPtr p);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_set_callback(IntPtr bridge, IntPtr callback, IntPtr ctx);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr iap_errmsg();
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr iap_error_name(int code);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_simulator(IntPtr bridge, byte[] commandJson, out IntPtr outJson);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_flush(IntPtr bridge);
+    }
+}
+
+#if !UNITY_5_3_OR_NEWER
+namespace AOT
+{
+    /// Unity's UnityEngine defines AOT.MonoPInvokeCallbackAttribute; IL2CPP
+    /// needs it on every static method native code calls back. Outside Unity
+    /// (plain Mono, .NET) it does not exist, so the binding brings its own.
+    [AttributeUsage(AttributeTargets.Method)]
+    public sealed class MonoPInvokeCallbackAttribute : Attribute
+    {
+        public MonoPInvokeCallbackAttribute(Type delegateType) { DelegateType = delegateType; }
+        public Type DelegateType { get; private set; }
+    }
+}
+#endif
