@@ -216,26 +216,42 @@ public final class Coordinator: @unchecked Sendable {
         flusher.async { [self] in flushNow() }
     }
 
+    /// One group commit. The sync runs without `lock`: the game's confirms
+    /// (and everything else) go on meanwhile and join the next one.
     private func flushNow() {
-        let toFinish: [String] = lock.withLock {
+        let batch: Outbox.ConfirmFlush? = lock.withLock {
             flushScheduled = false
-            guard outbox.hasPendingConfirms else { return [] }
-            do throws(IAPError) {
-                let t = try outbox.flushConfirms()
-                try outbox.compactIfWorthwhile()
-                return t
-            } catch {
-                // Not durable: keep the transactions unfinished (they will be
-                // re-delivered, and the game ignores keys it already granted).
-                queue.push(Messages.error(op: "confirm", code: error.code, message: error.message))
+            do throws(IAPError) { return try outbox.beginConfirmFlush() } catch {
+                reportFlushFailure(error)
+                return nil
+            }
+        }
+        guard let batch else { return }
+        var failure: IAPError? = nil
+        do throws(IAPError) { try batch.sync() } catch { failure = error }
+        let toFinish: [String] = lock.withLock {
+            let t = outbox.endConfirmFlush(batch, failed: failure != nil)
+            if let failure {
+                reportFlushFailure(failure)
                 return []
             }
+            do throws(IAPError) { try outbox.compactIfWorthwhile() } catch {
+                reportFlushFailure(error)
+                return []
+            }
+            return t
         }
         for txn in toFinish {
             FaultPoint.beforeFinish.reach()
             store.finish(transactionID: txn)
             FaultPoint.afterFinish.reach()
         }
+    }
+
+    /// Not durable: the transactions stay unfinished (they will be
+    /// re-delivered, and the game ignores keys it already granted).
+    private func reportFlushFailure(_ error: IAPError) {
+        queue.push(Messages.error(op: "confirm", code: error.code, message: error.message))
     }
 
     // MARK: Store events

@@ -42,10 +42,17 @@ public final class Outbox {
     private var nextID: UInt64 = 1
     private var liveBytes = 0
 
-    private var pendingConfirmFrames: [UInt8] = []
+    /// Confirmed record IDs not written yet: one frame for all of them at
+    /// the next write (group commit), not one per confirm call.
+    private var pendingConfirmIDs: [UInt64] = []
     private var pendingFinish: [String] = []
-    /// Transactions in `pendingFinish`: confirmed, confirm not yet durable.
+    /// Transactions confirmed whose confirm is not durable yet (those in
+    /// `pendingFinish` and those of a flush in progress).
     private var pendingFinishSet: Set<String> = []
+    /// True between `beginConfirmFlush` and `endConfirmFlush`: a sync runs
+    /// on the log's descriptor outside the coordinator's lock, so the file
+    /// must not be replaced (no compaction) meanwhile.
+    private var flushInProgress = false
 
     // C2 bookkeeping: every write gets a sequence number; `syncedSeq` is the
     // last one known to be on stable storage.
@@ -183,17 +190,14 @@ public final class Outbox {
             throw IAPError(.invalidArgument, "transaction ID too long to store (\(transactionID.utf8.count) bytes)")
         }
         let r = OutboxRecord(id: nextID, key: key, kind: kind, transactionID: transactionID, message: message)
-        var frame: [UInt8] = []
-        RecordFrame.encode(OutboxEntry.put(r).encoded(), into: &frame)
         // Confirms waiting for the group commit ride along with this write
         // (and stay pending if it fails).
-        let carried = pendingConfirmFrames
-        if !carried.isEmpty {
-            frame = carried + frame
-            pendingConfirmFrames.removeAll(keepingCapacity: true)
-        }
+        let carried = pendingConfirmIDs
+        var frame = Outbox.confirmFrames(carried)
+        RecordFrame.encode(OutboxEntry.put(r).encoded(), into: &frame)
+        pendingConfirmIDs.removeAll(keepingCapacity: true)
         do throws(IAPError) { try log.appendFramed(frame) } catch {
-            pendingConfirmFrames = carried
+            pendingConfirmIDs = carried
             throw error
         }
         nextID += 1
@@ -216,9 +220,7 @@ public final class Outbox {
     /// Marks records confirmed. The confirm is buffered for the group commit
     /// (`flushConfirms`); their transactions are finished only after it.
     public func confirm(_ ids: [UInt64]) {
-        var frame: [UInt8] = []
-        RecordFrame.encode(OutboxEntry.confirm(ids).encoded(), into: &frame)
-        pendingConfirmFrames.append(contentsOf: frame)
+        pendingConfirmIDs.append(contentsOf: ids)
         for id in ids {
             if let txn = removeLive(id, previousSession: false), !txn.isEmpty {
                 pendingFinish.append(txn)
@@ -227,27 +229,95 @@ public final class Outbox {
         }
     }
 
-    public var hasPendingConfirms: Bool { !pendingConfirmFrames.isEmpty || !pendingFinish.isEmpty }
+    public var hasPendingConfirms: Bool { !pendingConfirmIDs.isEmpty || !pendingFinish.isEmpty }
 
     /// True while a confirm of this transaction is not durable yet: it must
     /// not be finished before `flushConfirms` returns it (C3).
     public func isFinishPending(transaction txn: String) -> Bool { pendingFinishSet.contains(txn) }
 
+    /// Confirm frames for `ids`, split to stay under the payload limit.
+    private static func confirmFrames(_ ids: [UInt64]) -> [UInt8] {
+        var out: [UInt8] = []
+        let perFrame = (RecordFrame.maxPayload - 5) / 8
+        var start = 0
+        while start < ids.count {
+            let end = min(start + perFrame, ids.count)
+            RecordFrame.encode(OutboxEntry.confirm(Array(ids[start..<end])).encoded(), into: &out)
+            start = end
+        }
+        return out
+    }
+
     /// Writes and syncs buffered confirms (one sync for all of them) and
     /// returns the transactions that may now be finished (C3). A confirm
     /// that rode along with a `put` whose sync failed is synced here first.
     public func flushConfirms() throws(IAPError) -> [String] {
-        if !pendingConfirmFrames.isEmpty {
-            try log.appendFramed(pendingConfirmFrames)
-            pendingConfirmFrames.removeAll(keepingCapacity: true)
+        guard let flush = try beginConfirmFlush() else { return [] }
+        var failure: IAPError? = nil
+        do throws(IAPError) { try flush.sync() } catch { failure = error }
+        let out = endConfirmFlush(flush, failed: failure != nil)
+        if let failure { throw failure }
+        return out
+    }
+
+    /// `flushConfirms` in three steps, so that the caller's lock need not be
+    /// held during the sync (a game thread confirming meanwhile never waits
+    /// for the disk): `beginConfirmFlush` (under the caller's lock) writes
+    /// the buffered confirms; `sync()` (without it) makes them durable;
+    /// `endConfirmFlush` (under it again) returns the transactions that may
+    /// now be finished (C3). Until then they count as pending
+    /// (`isFinishPending`), and the file is not compacted.
+    public struct ConfirmFlush {
+        /// The descriptor to sync, or -1 when everything is already durable.
+        fileprivate let fd: Int32
+        fileprivate let seq: UInt64
+        fileprivate let finish: [String]
+
+        public func sync() throws(IAPError) {
+            if fd >= 0 { try POSIX.syncData(fd) }
+        }
+    }
+
+    /// Nil when there is nothing to make durable or finish.
+    public func beginConfirmFlush() throws(IAPError) -> ConfirmFlush? {
+        precondition(!flushInProgress, "one confirm flush at a time")
+        if !pendingConfirmIDs.isEmpty {
+            try log.appendFramed(Outbox.confirmFrames(pendingConfirmIDs))
+            pendingConfirmIDs.removeAll(keepingCapacity: true)
             writeSeq += 1
             FaultPoint.afterConfirmWrite.reach()
         }
-        if syncedSeq < writeSeq { try syncLog() }
-        let out = pendingFinish
+        guard syncedSeq < writeSeq || !pendingFinish.isEmpty else { return nil }
+        var fd: Int32 = -1
+        if syncedSeq < writeSeq {
+            if log.needsDirectorySync {
+                try syncLog()  // rare (a new or compacted file): done here, under the lock
+            } else {
+                fd = log.descriptor
+            }
+        }
+        let flush = ConfirmFlush(fd: fd, seq: writeSeq, finish: pendingFinish)
         pendingFinish.removeAll()
-        pendingFinishSet.removeAll()
-        return out
+        flushInProgress = true
+        return flush
+    }
+
+    /// Ends a flush. On success returns its transactions, to finish; after a
+    /// failed sync keeps them pending (the next flush syncs again).
+    public func endConfirmFlush(_ flush: ConfirmFlush, failed: Bool) -> [String] {
+        flushInProgress = false
+        if failed {
+            pendingFinish = flush.finish + pendingFinish
+            return []
+        }
+        syncedSeq = max(syncedSeq, flush.seq)
+        if pendingFinish.isEmpty {
+            pendingFinishSet.removeAll(keepingCapacity: true)
+        } else {
+            for t in flush.finish { pendingFinishSet.remove(t) }
+            for t in pendingFinish { pendingFinishSet.insert(t) }
+        }
+        return flush.finish
     }
 
     /// Forgets tombstones (from earlier sessions) of transactions the store no
@@ -281,14 +351,14 @@ public final class Outbox {
 
     /// Rewrites the file when it holds mostly confirmed history.
     public func compactIfWorthwhile() throws(IAPError) {
-        guard pendingConfirmFrames.isEmpty, log.size > Outbox.compactThreshold,
+        guard pendingConfirmIDs.isEmpty, !flushInProgress, log.size > Outbox.compactThreshold,
               log.size > 4 * (liveBytes + tombstones.count * 48) else { return }
         try compact()
     }
 
     /// Atomically replaces the file with live records and tombstones only.
     public func compact() throws(IAPError) {
-        precondition(pendingConfirmFrames.isEmpty, "flush confirms before compacting")
+        precondition(pendingConfirmIDs.isEmpty && !flushInProgress, "flush confirms before compacting")
         var payloads: [[UInt8]] = []
         for t in tombstones.keys.sorted(by: <) {
             payloads.append(OutboxEntry.tombstone(txn: t.transactionID, flavor: t.flavor).encoded())

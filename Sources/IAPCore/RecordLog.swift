@@ -181,6 +181,12 @@ public final class RecordLogFile {
         size += framed.count
     }
 
+    /// The open descriptor, for a sync made outside the owner's lock; valid
+    /// until the next `rewrite` or `close_`, which the owner holds off meanwhile.
+    public var descriptor: Int32 { fd }
+    /// True when the next `sync()` must also sync the directory.
+    public var needsDirectorySync: Bool { directoryNeedsSync }
+
     public func sync() throws(IAPError) {
         try POSIX.syncData(fd)
         try syncDirectoryIfNeeded()

@@ -1,0 +1,82 @@
+import Foundation
+import IAPCore
+import Testing
+
+/// The outbox's group commit: confirms buffered, written as one frame, synced
+/// without the coordinator's lock (begin / sync / end), their transactions
+/// finished only after (C3).
+@Suite("Group commit")
+struct GroupCommitTests {
+    static func message(_ i: Int) -> [UInt8] { Array("{\"type\":\"7\",\"key\":\"\(i)\"}".utf8) }
+
+    static func outbox(_ env: TestEnv, records: Int) throws -> (Outbox, [OutboxRecord]) {
+        try FileManager.default.createDirectory(atPath: env.dataDir, withIntermediateDirectories: true)
+        let (box, _) = try Outbox.open(directory: env.dataDir)
+        var rs: [OutboxRecord] = []
+        for i in 1...records {
+            rs.append(try box.put(key: Int64(i), kind: .purchase, transactionID: "t\(i)", message: message(i)))
+        }
+        return (box, rs)
+    }
+
+    static func frames(_ path: String) throws -> [OutboxEntry] {
+        let bytes = try POSIX.readFile(path) ?? []
+        return RecordFrame.scan(bytes).records.compactMap { OutboxEntry.decode($0) }
+    }
+
+    @Test("1,000 confirms are written as one confirm record and synced once")
+    func oneFramePerFlush() throws {
+        let env = TestEnv()
+        let (box, rs) = try Self.outbox(env, records: 1000)
+        for r in rs { box.confirm([r.id]) }
+        let finished = try box.flushConfirms()
+        #expect(finished.count == 1000)
+        box.close()
+        let confirms = try Self.frames(env.dataDir + "/" + Outbox.fileName).compactMap { e -> [UInt64]? in
+            if case .confirm(let ids) = e { return ids } else { return nil }
+        }
+        #expect(confirms.count == 1)
+        #expect(confirms.first == rs.map(\.id))
+        let (again, _) = try Outbox.open(directory: env.dataDir)
+        #expect(again.liveCount == 0 && again.tombstoneCount == 1000)
+        again.close()
+    }
+
+    @Test("while a flush syncs outside the lock: confirms and results go on, nothing of it is finished early, no compaction")
+    func flushInProgress() throws {
+        let env = TestEnv()
+        let (box, rs) = try Self.outbox(env, records: 3)
+        box.confirm([rs[0].id])
+        let batch = try #require(try box.beginConfirmFlush())
+        #expect(box.isFinishPending(transaction: "t1"), "not durable yet")
+        // Meanwhile: another confirm, and a new result (which carries it).
+        box.confirm([rs[1].id])
+        let r4 = try box.put(key: 4, kind: .purchase, transactionID: "t4", message: Self.message(4))
+        #expect(box.isDurable(r4.id))
+        #expect(throws: Never.self) { try box.compactIfWorthwhile() }  // held off, not an error
+        try batch.sync()
+        #expect(box.endConfirmFlush(batch, failed: false) == ["t1"])
+        #expect(!box.isFinishPending(transaction: "t1"))
+        #expect(box.isFinishPending(transaction: "t2"), "its confirm belongs to the next flush")
+        #expect(try box.flushConfirms() == ["t2"])
+        #expect(try box.flushConfirms().isEmpty)
+        box.close()
+        let (again, _) = try Outbox.open(directory: env.dataDir)
+        #expect(again.liveRecords.map(\.key) == [3, 4])
+        again.close()
+    }
+
+    @Test("a flush whose sync failed finishes nothing and leaves its transactions to the next flush")
+    func failedSyncKeepsPending() throws {
+        let env = TestEnv()
+        let (box, rs) = try Self.outbox(env, records: 2)
+        box.confirm([rs[0].id])
+        let batch = try #require(try box.beginConfirmFlush())
+        box.confirm([rs[1].id])
+        #expect(box.endConfirmFlush(batch, failed: true).isEmpty)
+        #expect(box.isFinishPending(transaction: "t1") && box.isFinishPending(transaction: "t2"))
+        #expect(try box.flushConfirms() == ["t1", "t2"])
+        #expect(!box.isFinishPending(transaction: "t1") && !box.isFinishPending(transaction: "t2"))
+        box.close()
+    }
+}
