@@ -37,6 +37,7 @@ void load_baselines(const char *path);
 /* ---- Run settings (main.c). ---- */
 typedef struct {
     const char *lib, *baselines, *catalog, *dir;
+    const char *only; /* comma-separated sections, or NULL for all */
     int quick;
 } bench_options;
 extern bench_options OPT;
@@ -52,6 +53,7 @@ void bench_set_nosync(int on);
 
 /* ---- Measuring and printing (measure.c). ---- */
 double now_us(void);
+double cpu_us(void); /* CPU time of the whole process, user + system */
 double median(double *v, int n);
 long rss_kb(void);
 long heap_kb(void);               /* bytes in use by malloc, all arenas (mallinfo2) */
@@ -67,6 +69,8 @@ void sync_dir_fs(const char *path); /* syncfs: makes set-up writes durable befor
 /* Opens a bridge on the simulated store in <dir>/data, the store's state in
  * <dir>/state, without the store's own syncs, no simulated delay. */
 iap_bridge *bridge_open(const char *dir);
+/* The same with the game's data in <dir>/<data> (another install, same store). */
+iap_bridge *bridge_open_data(const char *dir, const char *data);
 void bridge_close(iap_bridge *b);
 /* Buys coins_100 with an SDK-chosen key; returns the key. */
 int64_t bridge_buy(iap_bridge *b);

@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-iap_bridge *bridge_open(const char *dir) {
+iap_bridge *bridge_open(const char *dir) { return bridge_open_data(dir, "data"); }
+
+iap_bridge *bridge_open_data(const char *dir, const char *data_name) {
     char data[4096], state[4096], config[12288];
     make_dir(dir);
-    snprintf(data, sizeof data, "%s/data", dir);
+    snprintf(data, sizeof data, "%s/%s", dir, data_name);
     snprintf(state, sizeof state, "%s/state", dir);
     snprintf(config, sizeof config,
              "{\"store\":\"simulator\",\"dataDir\":\"%s\",\"catalog\":\"%s\",\"entitlementsAtOpen\":false,"

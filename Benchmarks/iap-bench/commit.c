@@ -62,16 +62,19 @@ void bench_commit(void) {
     const int rounds = OPT.quick ? 31 : max_rounds;
     static double sdk[max_rounds], flo[max_rounds], sql[max_rounds], fil[max_rounds];
     long syncs_in_commits = 0;
+    static double cpu[max_rounds];
     for (int r = 0; r < rounds; r++) {
         for (int step = 0; step < 4; step++) {
             double t0, t1;
             switch ((step + r) % 4) {
             case 0: {
                 long s0 = bench_sync_calls();
+                double c0 = cpu_us();
                 t0 = now_us();
                 int64_t key = bridge_buy(b);
                 char *m = bridge_wait7(b, 5e6);
                 t1 = now_us();
+                cpu[r] = cpu_us() - c0;
                 syncs_in_commits += bench_sync_calls() - s0;
                 if (!m || key_of(m) != key) die("no \"7\" for key %lld", (long long)key);
                 SDK.free(m);
@@ -109,6 +112,7 @@ void bench_commit(void) {
     figure("commit_vs_fsync", s / f, "x");
     figure("commit_vs_sqlite", s / q, "x");
     figure("commit_vs_atomic_file", s / a, "x");
+    figure("commit_cpu_us", median(cpu, rounds), "us");
     figure("commit_syncs_per_commit", (double)syncs_in_commits / rounds, "syncs");
     figure_int("commit_record_bytes", record_bytes, "bytes");
     figure_int("commit_samples", rounds, "samples");

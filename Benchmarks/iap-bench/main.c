@@ -7,7 +7,7 @@
  *   scripts/bench.sh --quick    fewer samples, for CI: catches breakage only
  *
  *   iap-bench --lib libIAPBridge.so --baselines libiapbaselines.so
- *             --catalog Game.storekit --dir EMPTYDIR [--quick]
+ *             --catalog Game.storekit --dir EMPTYDIR [--quick] [--only SECTIONS]
  *
  * The SDK is loaded with dlopen, as an engine loads a native plugin. The
  * method behind each figure is at the top of its file; BENCHMARKS.md has it
@@ -34,8 +34,17 @@ static const char *absolute(const char *path) {
     return r;
 }
 
+/* --only a,b: run only these sections (for profiling one of them). */
+static int selected(const char *section) {
+    if (!OPT.only) return 1;
+    size_t n = strlen(section);
+    for (const char *p = OPT.only; (p = strstr(p, section)) != NULL; p += n)
+        if ((p == OPT.only || p[-1] == ',') && (p[n] == 0 || p[n] == ',')) return 1;
+    return 0;
+}
+
 static void usage(void) {
-    die("usage: iap-bench --lib libIAPBridge.so --baselines libiapbaselines.so --catalog FILE.storekit --dir EMPTYDIR [--quick]");
+    die("usage: iap-bench --lib libIAPBridge.so --baselines libiapbaselines.so --catalog FILE.storekit --dir EMPTYDIR [--quick] [--only library,poll,commit,burst,open,rss]");
 }
 
 static void describe_machine(void) {
@@ -101,6 +110,7 @@ static void check_goals(void) {
 int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) OPT.quick = 1;
+        else if (i + 1 < argc && strcmp(argv[i], "--only") == 0) OPT.only = argv[++i];
         else if (i + 1 >= argc) usage();
         else if (strcmp(argv[i], "--lib") == 0) OPT.lib = absolute(argv[++i]);
         else if (strcmp(argv[i], "--baselines") == 0) OPT.baselines = absolute(argv[++i]);
@@ -114,12 +124,12 @@ int main(int argc, char **argv) {
     load_baselines(OPT.baselines);
     describe_machine();
 
-    bench_library();
-    bench_poll();
-    bench_commit();
-    bench_burst();
-    bench_open_pending();
-    bench_rss();
+    if (selected("library")) bench_library();
+    if (selected("poll")) bench_poll();
+    if (selected("commit")) bench_commit();
+    if (selected("burst")) bench_burst();
+    if (selected("open")) bench_open_pending();
+    if (selected("rss")) bench_rss();
     check_goals();
     return 0;
 }
