@@ -1,9 +1,11 @@
 // Typed forms of the SDK's messages (docs/PROTOCOL.md has the schemas).
 //
 // The classes have JsonUtility's shape ([Serializable], public fields named as
-// in the JSON), so Unity code may also use JsonUtility.FromJson<T> on the raw
-// text. The binding itself fills them with its own reader (Message.Parse), so
-// they parse the same in the editor, on a device and under plain Mono.
+// in the JSON), so Unity's serializer handles them (JsonUtility, the
+// inspector, your own save data). The binding fills them with its own reader
+// (Message.Parse), so they parse the same in the editor, on a device and under
+// plain Mono. (JsonUtility.FromJson would also read a message, but it turns a
+// null object such as introductoryOffer into an empty one.)
 // Keys are int64 sent as decimal strings: `key` keeps the text, `Key` the number.
 using System;
 using System.Collections.Generic;
