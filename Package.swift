@@ -22,8 +22,20 @@ let package = Package(
         .target(name: "IAPCore", dependencies: ["CIAPSupport"], swiftSettings: strict),
         // The simulated App Store: reads Xcode .storekit catalogs, keeps durable state.
         .target(name: "IAPSimulator", dependencies: ["IAPCore"], swiftSettings: strict),
+        // Test-only: the StoreKit 2 declarations the StoreKit backend uses, mirrored
+        // from Apple's interface text, with scriptable behaviour (Linux only).
+        .target(name: "StoreKitStandIn", swiftSettings: strict),
+        // The StoreKit 2 backend: real StoreKit on Apple platforms, the stand-in on Linux.
+        .target(
+            name: "IAPStoreKit",
+            dependencies: ["IAPCore", .target(name: "StoreKitStandIn", condition: .when(platforms: [.linux]))],
+            swiftSettings: strict),
         // The @_cdecl layer: marshalling only.
-        .target(name: "IAPBridge", dependencies: ["IAPCore", "IAPSimulator", "CIAPSupport"], swiftSettings: strict),
+        .target(
+            name: "IAPBridge",
+            dependencies: ["IAPCore", "IAPSimulator", "CIAPSupport",
+                           .target(name: "IAPStoreKit", condition: .when(platforms: [.iOS, .macOS, .tvOS]))],
+            swiftSettings: strict),
 
         // The demo: a C console game on the simulated store (README's first command).
         .executableTarget(
@@ -67,6 +79,12 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "IAPCoreTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge"],
+            swiftSettings: strict),
+        // C1-C8 against the simulator and the StoreKit backend over the stand-in.
+        .testTarget(
+            name: "ContractTests",
+            dependencies: ["IAPCore", "IAPSimulator", "IAPBridge", "IAPStoreKit",
+                           .target(name: "StoreKitStandIn", condition: .when(platforms: [.linux]))],
             swiftSettings: strict),
     ]
 )

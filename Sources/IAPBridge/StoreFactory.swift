@@ -1,5 +1,10 @@
 import IAPCore
 import IAPSimulator
+// IAPStoreKit is a dependency on Apple platforms only (Package.swift); on
+// Linux it would be the backend over the test-only stand-in, never shipped.
+#if canImport(StoreKit) && canImport(IAPStoreKit)
+import IAPStoreKit
+#endif
 
 /// Picks the store the config names. The C layer's only decision.
 enum StoreFactory {

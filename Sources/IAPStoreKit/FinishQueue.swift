@@ -1,0 +1,113 @@
+import IAPCore
+
+/// Finishes StoreKit transactions one at a time, each within a time limit.
+///
+/// `Transaction.finish()` has been seen never to return. Waiting for it would
+/// stall every later finish; so each one gets `limitMs`, after which the
+/// queue moves on. The abandoned call keeps its task (nothing can cancel
+/// Apple's work); the transaction stays unfinished, StoreKit re-delivers it at
+/// the next launch, the outbox's tombstone recognizes it, and it is finished
+/// then. A transaction already waiting or in progress is not queued twice.
+final class FinishQueue: @unchecked Sendable {
+    typealias Work = @Sendable () async -> Void
+
+    let limitMs: Int64
+    private let onTimeout: @Sendable (String) -> Void
+    private let lock = Lock()
+    private var waiting: [(id: String, work: Work)] = []
+    private var busy: Set<String> = []
+    private var draining = false
+    private var timedOut = 0
+
+    init(limitMs: Int64, onTimeout: @escaping @Sendable (String) -> Void) {
+        self.limitMs = limitMs
+        self.onTimeout = onTimeout
+    }
+
+    /// Queues `work` (the finish of transaction `id`) unless `id` is queued
+    /// or running already. Returns at once.
+    func submit(_ id: String, _ work: @escaping Work) {
+        let start: Bool = lock.withLock {
+            guard busy.insert(id).inserted else { return false }
+            waiting.append((id, work))
+            guard !draining else { return false }
+            draining = true
+            return true
+        }
+        if start { Task { await self.drain() } }
+    }
+
+    /// Finishes that ran out of time so far.
+    var timeoutCount: Int { lock.withLock { timedOut } }
+
+    private func drain() async {
+        while let (id, work) = next() {
+            let inTime = await TimeLimit.run(ms: limitMs, work)
+            lock.withLock {
+                busy.remove(id)
+                if !inTime { timedOut += 1 }
+            }
+            if !inTime { onTimeout(id) }
+        }
+    }
+
+    private func next() -> (String, Work)? {
+        lock.withLock {
+            guard !waiting.isEmpty else {
+                draining = false
+                return nil
+            }
+            let w = waiting.removeFirst()
+            return (w.id, w.work)
+        }
+    }
+}
+
+/// Runs async work with a deadline it cannot overrun.
+enum TimeLimit {
+    /// Starts `work` in its own task; returns true when it completed within
+    /// `ms`, false when the time ran out first (the work is then abandoned,
+    /// still running).
+    static func run(ms: Int64, _ work: @escaping @Sendable () async -> Void) async -> Bool {
+        let gate = Gate()
+        Task {
+            await work()
+            gate.open(true)
+        }
+        let timer = Task {
+            try? await Task.sleep(nanoseconds: UInt64(max(1, ms)) * 1_000_000)
+            gate.open(false)
+        }
+        let inTime = await gate.wait()
+        timer.cancel()
+        return inTime
+    }
+
+    /// A one-shot result that can be set before or after someone waits.
+    private final class Gate: @unchecked Sendable {
+        private let lock = Lock()
+        private var value: Bool? = nil
+        private var waiter: CheckedContinuation<Bool, Never>? = nil
+
+        func open(_ v: Bool) {
+            let w: CheckedContinuation<Bool, Never>? = lock.withLock {
+                guard value == nil else { return nil }
+                value = v
+                defer { waiter = nil }
+                return waiter
+            }
+            w?.resume(returning: v)
+        }
+
+        func wait() async -> Bool {
+            await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+                let ready: Bool? = lock.withLock {
+                    if let value { return value }
+                    waiter = c
+                    return nil
+                }
+                if let ready { c.resume(returning: ready) }
+            }
+        }
+    }
+}

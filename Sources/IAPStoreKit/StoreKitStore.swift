@@ -1,0 +1,364 @@
+#if canImport(StoreKit)
+import StoreKit
+#else
+import StoreKitStandIn
+#endif
+import Foundation
+import IAPCore
+
+/// The StoreKit 2 backend (iOS 15+, macOS 12+, tvOS 15+) behind the same
+/// `Store` protocol as the simulator. The coordinator keeps the delivery
+/// contract (outbox, dedup by transaction ID, tombstones, keys); this class
+/// only translates between StoreKit and `StoreEvent`s:
+///
+/// - start: listens to `Transaction.updates` (and, iOS 16.4+,
+///   `PurchaseIntent.intents`), sweeps `Transaction.unfinished`, then reports
+///   `.unfinished(ids)` and the entitlements with reason "open";
+/// - purchase: `product.purchase(options: [.appAccountToken(token)])`, the
+///   token carrying the game's key through a crash (C5); an unverified result
+///   is reported with `verified: false`, never as a success (C6);
+/// - finish: `transaction.finish()` on the transaction as reported, one at a
+///   time, each within `finishTimeoutMs` (FinishQueue);
+/// - restore: `AppStore.sync()` (a sign-in prompt: only on the player's
+///   request), then the unfinished sweep and the entitlements.
+///
+/// On Linux the same source compiles against StoreKitStandIn, the test-only
+/// mirror of the StoreKit declarations it uses.
+///
+/// Threading: work runs in Tasks; `lock` guards the fields below and is never
+/// held across an `await` or while calling the sink.
+public final class StoreKitStore: Store, @unchecked Sendable {
+    public let name = "storekit"
+    public let options: StoreKitOptions
+    let config: BridgeConfig
+
+    private let lock = Lock()
+    private var sink: (@Sendable (StoreEvent) -> Void)? = nil
+    private var stopped = false
+    private var listeners: [Task<Void, Never>] = []
+    /// Reported transactions by ID, for `finish` (which needs the value).
+    private var kept: [String: Transaction] = [:]
+    /// Products seen in answers, by ID: prices for transactions, and
+    /// purchases without another request.
+    private var products: [String: Product] = [:]
+    /// Products whose price lookup failed this session: not asked again just
+    /// to price a re-delivered transaction.
+    private var unpriced: Set<String> = []
+    /// IDs the App Store said it does not sell (the last answer that named them).
+    private var notSold: Set<String> = []
+    /// IDs of the last entitlements reported; nil until the "open" list.
+    private var lastEntitlementIDs: [String]? = nil
+    private let finisher: FinishQueue
+
+    /// How long a re-delivered transaction may wait for its product's price.
+    static let priceLookupLimitMs: Int64 = 3_000
+
+    public init(config: BridgeConfig, options: StoreKitOptions) {
+        self.config = config
+        self.options = options
+        let box = WeakBox()
+        finisher = FinishQueue(limitMs: options.finishTimeoutMs) { id in
+            box.store?.emit(.error(op: "store", message: "finishing transaction \(id) took longer than \(options.finishTimeoutMs) ms; the SDK stopped waiting. The transaction stays unfinished in StoreKit and is finished at the next launch; the game is not asked to grant it again"))
+        }
+        box.store = self
+    }
+
+    /// Finishes that ran out of time this session.
+    public var finishTimeoutCount: Int { finisher.timeoutCount }
+
+    // MARK: Store
+
+    public func start(sink: @escaping @Sendable (StoreEvent) -> Void) {
+        lock.withLock { self.sink = sink }
+        var tasks: [Task<Void, Never>] = []
+        // The listener first, so nothing that arrives during the sweep is missed.
+        tasks.append(Task { [weak self] in
+            for await result in Transaction.updates {
+                guard let self else { return }
+                await self.report(result, .update)
+            }
+        })
+        tasks.append(Task { [weak self] in
+            guard let self else { return }
+            var ids: [String] = []
+            for await result in Transaction.unfinished {
+                ids.append(String(result.unsafePayloadValue.id))
+                await self.report(result, .update)
+            }
+            self.emit(.unfinished(ids))
+            let list = await self.entitlements()
+            self.lock.withLock { self.lastEntitlementIDs = list.map(\.id) }
+            self.emit(.entitlements(list, reason: "open"))
+        })
+        #if !canImport(StoreKit) || os(iOS)
+        if #available(iOS 16.4, *) { tasks.append(listenForPromotedPurchases()) }
+        #endif
+        let late: Bool = lock.withLock {
+            if stopped { return true }
+            listeners += tasks
+            return false
+        }
+        if late { for t in tasks { t.cancel() } }
+    }
+
+    public func requestProducts(_ ids: [String]) {
+        var seen = Set<String>()
+        let unique = ids.filter { seen.insert($0).inserted }
+        Task { [self] in
+            do {
+                let found = try await Product.products(for: unique)
+                var byID: [String: Product] = [:]
+                for p in found where byID[p.id] == nil { byID[p.id] = p }
+                let invalid = unique.filter { byID[$0] == nil }
+                lock.withLock {
+                    for (id, p) in byID { products[id] = p; unpriced.remove(id) }
+                    notSold.subtract(byID.keys)
+                    notSold.formUnion(invalid)
+                }
+                let items = unique.compactMap { byID[$0] }.map(StoreKitMapping.product)
+                emit(.products(ProductsAnswer(products: items, invalid: invalid)))
+            } catch {
+                emit(.products(ProductsAnswer(products: [], invalid: [],
+                                              error: "the App Store could not be asked for products: \(StoreKitMapping.describe(error))")))
+            }
+        }
+    }
+
+    public func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
+        try lock.withLock { () throws(IAPError) in
+            guard !stopped else { throw IAPError(.closed, "the store is stopped") }
+            if notSold.contains(productID) {
+                throw IAPError(.unknownProduct, "product \"\(productID)\" is not sold by the App Store (the last product request listed it as invalid)")
+            }
+        }
+        Task { [self] in await runPurchase(productID: productID, key: key, token: token) }
+    }
+
+    public func finish(transactionID: String) {
+        finisher.submit(transactionID) { [weak self] in await self?.finishNow(transactionID) }
+    }
+
+    public func restore() {
+        Task { [self] in
+            do {
+                try await AppStore.sync()
+            } catch {
+                emit(.error(op: "restore", message: "App Store sync failed: \(StoreKitMapping.describe(error))"))
+                return
+            }
+            for await result in Transaction.unfinished { await report(result, .update) }
+            let list = await entitlements()
+            lock.withLock { lastEntitlementIDs = list.map(\.id) }
+            emit(.entitlements(list, reason: "restore"))
+        }
+    }
+
+    public func refreshEntitlements(reason: String) {
+        Task { [self] in emit(.entitlements(await entitlements(), reason: reason)) }
+    }
+
+    public func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue {
+        throw IAPError(.notSupported, "iap_simulator drives the simulated store; this bridge uses StoreKit")
+    }
+
+    public func stop() {
+        let tasks: [Task<Void, Never>] = lock.withLock {
+            stopped = true
+            sink = nil
+            defer { listeners = [] }
+            return listeners
+        }
+        for t in tasks { t.cancel() }
+    }
+
+    // MARK: Reporting
+
+    private func emit(_ event: StoreEvent) {
+        guard let s = lock.withLock({ stopped ? nil : sink }) else { return }
+        s(event)
+    }
+
+    /// Reports one transaction as StoreKit gave it; keeps it for `finish`.
+    private func report(_ result: VerificationResult<Transaction>, _ arrival: Arrival, alreadyOwned: Bool = false) async {
+        let t = result.unsafePayloadValue
+        var verified = false
+        if case .verified = result { verified = true }
+        let product = await priced(t.productID)
+        var st = StoreKitMapping.transaction(t, verified: verified, jws: result.jwsRepresentation, product: product,
+                                             config: config)
+        st.alreadyOwned = alreadyOwned
+        lock.withLock { kept[st.id] = t }
+        emit(.transaction(st, arrival))
+        if st.kind != .consumable { await announceEntitlementChange() }
+    }
+
+    /// The product for pricing a transaction: cached, else asked for within
+    /// a short limit (a re-delivered purchase must not wait on the network).
+    private func priced(_ productID: String) async -> Product? {
+        let (cached, skip): (Product?, Bool) = lock.withLock { (products[productID], unpriced.contains(productID)) }
+        if let cached { return cached }
+        if skip { return nil }
+        let box = ProductBox()
+        _ = await TimeLimit.run(ms: StoreKitStore.priceLookupLimitMs) { [self] in
+            if case .found(let p) = await lookup(productID) { box.set(p) }
+        }
+        let p = box.value
+        if p == nil { lock.withLock { _ = unpriced.insert(productID) } }
+        return p
+    }
+
+    private enum Lookup {
+        case found(Product)
+        case notSold
+        case failed(any Error)
+    }
+
+    private func lookup(_ productID: String) async -> Lookup {
+        if let p = lock.withLock({ products[productID] }) { return .found(p) }
+        do {
+            guard let p = try await Product.products(for: [productID]).first(where: { $0.id == productID }) else {
+                lock.withLock { _ = notSold.insert(productID) }
+                return .notSold
+            }
+            lock.withLock {
+                products[productID] = p
+                notSold.remove(productID)
+                unpriced.remove(productID)
+            }
+            return .found(p)
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    private func runPurchase(productID: String, key: Int64, token: PurchaseToken) async {
+        let product: Product
+        switch await lookup(productID) {
+        case .found(let p): product = p
+        case .notSold:
+            emit(.purchaseFailed(key: key, productID: productID, failure: .productUnavailable))
+            return
+        case .failed(let error):
+            emit(.purchaseFailed(key: key, productID: productID, failure: StoreKitMapping.failure(for: error)))
+            return
+        }
+        // The token's text is a valid UUID by construction (16 bytes).
+        guard let uuid = UUID(uuidString: token.uuidString) else {
+            emit(.purchaseFailed(key: key, productID: productID, failure: .unknown))
+            return
+        }
+        // Something owned is not charged again: StoreKit answers with the
+        // transaction that already entitles the player.
+        var ownedBefore: UInt64? = nil
+        if StoreKitMapping.kind(product.type) != .consumable {
+            ownedBefore = await Transaction.currentEntitlement(for: productID)?.unsafePayloadValue.id
+        }
+        do {
+            let result = try await product.purchase(options: [.appAccountToken(uuid)])
+            if case .success(let verification) = result {
+                await report(verification, .purchase(key: key),
+                             alreadyOwned: ownedBefore != nil && ownedBefore == verification.unsafePayloadValue.id)
+            } else if case .userCancelled = result {
+                emit(.purchaseFailed(key: key, productID: productID, failure: .cancelled))
+            } else if case .pending = result {
+                // Ask to Buy (or a payment needing action): the transaction, if
+                // any, comes later through `updates` with this token.
+                emit(.pending(key: key, productID: productID, reason: "askToBuy"))
+            } else {
+                emit(.purchaseFailed(key: key, productID: productID, failure: .unknown))
+            }
+        } catch {
+            emit(.purchaseFailed(key: key, productID: productID, failure: StoreKitMapping.failure(for: error)))
+        }
+    }
+
+    /// What the player owns: verified, unrevoked entitlements; non-renewing
+    /// subscriptions only within the game's term (as the simulator).
+    private func entitlements() async -> [StoreTransaction] {
+        var out: [StoreTransaction] = []
+        let now = POSIX.nowMs()
+        for await result in Transaction.currentEntitlements {
+            // C6: an entitlement whose signature does not verify is not owned.
+            guard case .verified(let t) = result, t.revocationDate == nil else { continue }
+            let product = lock.withLock { products[t.productID] }
+            let st = StoreKitMapping.transaction(t, verified: true, jws: result.jwsRepresentation, product: product,
+                                                 config: config)
+            if st.kind == .consumable { continue }
+            if st.kind == .nonRenewingSubscription, let end = st.expiresDateMs, end <= now { continue }
+            out.append(st)
+        }
+        return out.sorted { (UInt64($0.id) ?? 0) < (UInt64($1.id) ?? 0) }
+    }
+
+    /// Reports the entitlements with reason "change" when they differ from
+    /// the last list reported (after the "open" one).
+    private func announceEntitlementChange() async {
+        guard lock.withLock({ lastEntitlementIDs != nil }) else { return }
+        let list = await entitlements()
+        let ids = list.map(\.id)
+        let changed: Bool = lock.withLock {
+            guard let last = lastEntitlementIDs, last != ids else { return false }
+            lastEntitlementIDs = ids
+            return true
+        }
+        if changed { emit(.entitlements(list, reason: "change")) }
+    }
+
+    // MARK: Finishing
+
+    private func finishNow(_ id: String) async {
+        var transaction = lock.withLock { kept[id] }
+        if transaction == nil {
+            // Confirmed before StoreKit re-delivered it this session: find it.
+            for await result in Transaction.unfinished where String(result.unsafePayloadValue.id) == id {
+                transaction = result.unsafePayloadValue
+                break
+            }
+        }
+        guard let transaction else { return }  // finished already
+        await transaction.finish()
+        lock.withLock { _ = kept.removeValue(forKey: id) }
+    }
+
+    // MARK: Promoted purchases
+
+    #if !canImport(StoreKit) || os(iOS)
+    /// A purchase the player started on the App Store page: bought at once
+    /// (the bridge is open, so the game is ready), without a token; the
+    /// coordinator gives its result an SDK key (origin "store", C7).
+    @available(iOS 16.4, *)
+    private func listenForPromotedPurchases() -> Task<Void, Never> {
+        Task { [weak self] in
+            for await intent in PurchaseIntent.intents {
+                guard let self else { return }
+                await self.buyPromoted(intent)
+            }
+        }
+    }
+
+    @available(iOS 16.4, *)
+    private func buyPromoted(_ intent: PurchaseIntent) async {
+        lock.withLock { products[intent.product.id] = intent.product }
+        do {
+            let result = try await intent.product.purchase()
+            if case .success(let verification) = result { await report(verification, .update) }
+            // Cancelled: nothing to report. Pending: the transaction arrives
+            // later through `updates`.
+        } catch {
+            emit(.error(op: "store", message: "the purchase of \(intent.product.id) promoted on the App Store failed: \(StoreKitMapping.describe(error))"))
+        }
+    }
+    #endif
+}
+
+/// Breaks the cycle store -> finish queue -> timeout handler -> store.
+private final class WeakBox: @unchecked Sendable {
+    weak var store: StoreKitStore?
+}
+
+private final class ProductBox: @unchecked Sendable {
+    private let lock = Lock()
+    private var product: Product? = nil
+    func set(_ p: Product) { lock.withLock { product = p } }
+    var value: Product? { lock.withLock { product } }
+}

@@ -1,0 +1,39 @@
+// PurchaseIntent (purchases promoted on the App Store), mirrored from the
+// iPhoneOS16.4 SDK interface (xybp888/iOS-SDKs, iPhoneOS16.4.sdk/.../
+// StoreKit.swiftmodule/arm64-apple-ios.swiftinterface, lines 163-196, the
+// struct at character offset 7200); it is not in the 16.2 interface.
+
+/// 16.4:163-173. Unavailable on macOS and tvOS: the backend compiles its use
+/// only for iOS (and for the stand-in).
+@available(iOS 16.4, macCatalyst 16.4, *)
+@available(macOS, unavailable)
+@available(tvOS, unavailable)
+@available(watchOS, unavailable)
+public struct PurchaseIntent: Equatable, Sendable {
+    public let product: Product
+    public var id: Product.ID { product.id }
+
+    init(product: Product) { self.product = product }
+}
+
+@available(iOS 16.4, macCatalyst 16.4, *)
+@available(macOS, unavailable)
+@available(tvOS, unavailable)
+@available(watchOS, unavailable)
+extension PurchaseIntent {
+    /// 16.4:179-190. Not declared Sendable in 16.4, so neither here.
+    public struct PurchaseIntents: AsyncSequence {
+        public typealias Element = PurchaseIntent
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            var base: AsyncStream<PurchaseIntent>.Iterator
+            public mutating func next() async -> PurchaseIntent? { await base.next() }
+        }
+
+        let stream: AsyncStream<PurchaseIntent>
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator()) }
+    }
+
+    /// 16.4:191-195: never ends; scripted through `StandIn.promote(productID:)`.
+    public static var intents: PurchaseIntents { PurchaseIntents(stream: World.shared.subscribeIntents()) }
+}

@@ -1,0 +1,159 @@
+import Foundation
+
+// StoreKit's Transaction, mirrored from the iPhoneOS16.2 SDK interface
+// ("16.2:N" is line N; see VerificationResult.swift) and, for `reason`, the
+// iPhoneOS17.0 one. Only the members the backend uses are declared. The SDK
+// type has no public initializer; neither has this one (tests make
+// transactions through StandIn), so the backend cannot build one either.
+
+/// 16.2:486-487 (Identifiable), Equatable 16.2:567-570, Hashable 16.2:571-577,
+/// Sendable 16.2:677-679.
+@available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+public struct Transaction: Identifiable, Equatable, Hashable, Sendable {
+    /// 16.2:488-494. Raw values are not in the interface; these are the stand-in's.
+    public struct RevocationReason: RawRepresentable, Equatable, Hashable, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public static let developerIssue = RevocationReason(rawValue: 1)
+        public static let other = RevocationReason(rawValue: 0)
+    }
+
+    /// iPhoneOS17.0 interface, inside `public struct Transaction`:
+    /// `@available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *) public
+    /// struct Reason : RawRepresentable, Equatable, Hashable, Sendable` with
+    /// `purchase` and `renewal` (absent from 16.2). Raw values as the 17.0
+    /// back-deployed `reasonStringRepresentation` reads them ("PURCHASE").
+    @available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
+    public struct Reason: RawRepresentable, Equatable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let purchase = Reason(rawValue: "PURCHASE")
+        public static let renewal = Reason(rawValue: "RENEWAL")
+    }
+
+    /// 16.2:515.
+    public let id: UInt64
+    /// 16.2:516.
+    public let originalID: UInt64
+    /// 16.2:518.
+    public let productID: String
+    /// 16.2:519.
+    public let subscriptionGroupID: String?
+    /// 16.2:521.
+    public let purchaseDate: Date
+    /// 16.2:522.
+    public let originalPurchaseDate: Date
+    /// 16.2:523.
+    public let expirationDate: Date?
+    /// 16.2:524.
+    public let purchasedQuantity: Int
+    /// 16.2:525.
+    public let isUpgraded: Bool
+    /// 16.2:528.
+    public let revocationDate: Date?
+    /// 16.2:529.
+    public let revocationReason: RevocationReason?
+    /// 16.2:530.
+    public let productType: Product.ProductType
+    /// 16.2:531: the UUID the app passed with `.appAccountToken`.
+    public let appAccountToken: UUID?
+
+    /// 16.2:532-533. A `let` in the SDK; a computed property here because a
+    /// stored property cannot carry a narrower availability.
+    @available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, *)
+    public var environment: AppStore.Environment { AppStore.Environment(rawValue: environmentRaw) }
+
+    /// 16.2:534-557 (deprecated from iOS 16 in favour of `environment`).
+    @available(iOS, introduced: 15.0, deprecated: 16.0, message: "Use the environment property instead")
+    @available(macOS, introduced: 12.0, deprecated: 13.0, message: "Use the environment property instead")
+    @available(tvOS, introduced: 15.0, deprecated: 16.0, message: "Use the environment property instead")
+    @available(watchOS, introduced: 8.0, deprecated: 9.0, message: "Use the environment property instead")
+    public var environmentStringRepresentation: String { environmentRaw }
+
+    /// iPhoneOS17.0 interface: `@available(iOS 17.0, macOS 14.0, tvOS 17.0,
+    /// watchOS 10.0, *) public let reason: StoreKit.Transaction.Reason`.
+    @available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
+    public var reason: Reason { Reason(rawValue: reasonRaw) }
+
+    /// 16.2:565.
+    public typealias ID = UInt64
+
+    // Stand-in storage behind the members above.
+    let environmentRaw: String
+    let reasonRaw: String
+    /// What `VerificationResult.jwsRepresentation` returns for this transaction.
+    let signedJWS: String
+
+    init(id: UInt64, originalID: UInt64, productID: String, subscriptionGroupID: String?, purchaseDate: Date,
+         originalPurchaseDate: Date, expirationDate: Date?, purchasedQuantity: Int, isUpgraded: Bool,
+         revocationDate: Date?, revocationReason: RevocationReason?, productType: Product.ProductType,
+         appAccountToken: UUID?, environmentRaw: String, reasonRaw: String) {
+        self.id = id
+        self.originalID = originalID
+        self.productID = productID
+        self.subscriptionGroupID = subscriptionGroupID
+        self.purchaseDate = purchaseDate
+        self.originalPurchaseDate = originalPurchaseDate
+        self.expirationDate = expirationDate
+        self.purchasedQuantity = purchasedQuantity
+        self.isUpgraded = isUpgraded
+        self.revocationDate = revocationDate
+        self.revocationReason = revocationReason
+        self.productType = productType
+        self.appAccountToken = appAccountToken
+        self.environmentRaw = environmentRaw
+        self.reasonRaw = reasonRaw
+        self.signedJWS = StandInJWS.make(id: id, originalID: originalID, productID: productID,
+                                         revoked: revocationDate != nil)
+    }
+
+    /// A copy with other revocation fields (a refund).
+    func revoked(at date: Date, reason: RevocationReason) -> Transaction {
+        Transaction(id: id, originalID: originalID, productID: productID, subscriptionGroupID: subscriptionGroupID,
+                    purchaseDate: purchaseDate, originalPurchaseDate: originalPurchaseDate,
+                    expirationDate: expirationDate, purchasedQuantity: purchasedQuantity, isUpgraded: isUpgraded,
+                    revocationDate: date, revocationReason: reason, productType: productType,
+                    appAccountToken: appAccountToken, environmentRaw: environmentRaw, reasonRaw: reasonRaw)
+    }
+
+    /// 16.2:562-564: tells the App Store the content was delivered. Scripted
+    /// through `StandIn.finishHangs` (a `finish()` that never returns).
+    public func finish() async {
+        await World.shared.finish(id)
+    }
+}
+
+@available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+extension Transaction {
+    /// 16.2:586-599, Sendable 16.2:689-692. The element is the verification
+    /// result; iteration never throws.
+    public struct Transactions: AsyncSequence, Sendable {
+        public typealias Element = VerificationResult<Transaction>
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            var base: AsyncStream<VerificationResult<Transaction>>.Iterator
+            public mutating func next() async -> VerificationResult<Transaction>? { await base.next() }
+        }
+
+        let stream: AsyncStream<VerificationResult<Transaction>>
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator()) }
+    }
+
+    /// 16.2:605-609: non-consumables, active subscriptions, non-renewing
+    /// subscriptions; never consumables, never revoked. Finite.
+    public static var currentEntitlements: Transactions { World.shared.snapshot(\.currentEntitlements) }
+
+    /// 16.2:610-612: the transaction that entitles the player to the
+    /// product now, if any.
+    public static func currentEntitlement(for productID: String) async -> VerificationResult<Transaction>? {
+        World.shared.currentEntitlements.first { $0.unsafePayloadValue.productID == productID }
+    }
+
+    /// 16.2:616-620: every transaction not finished yet. Finite.
+    public static var unfinished: Transactions { World.shared.snapshot(\.unfinished) }
+
+    /// 16.2:622-628: never ends. The first sequence made after a (scripted)
+    /// launch starts with every unfinished transaction, as StoreKit re-delivers
+    /// them once right after launch.
+    public static var updates: Transactions { World.shared.subscribeUpdates() }
+}

@@ -1,0 +1,369 @@
+import Foundation
+
+/// Apple's side of StoreKit, as the stand-in plays it: the App Store's ledger
+/// of transactions (which survives the app: a relaunch keeps it), the
+/// device's unfinished queue, the update stream, and what the next purchase
+/// will do. One per process, like StoreKit; tests that use it run serialized
+/// and start with `StandIn.reset()`.
+///
+/// Lock rule: `lock` is never held while yielding into a stream, resuming a
+/// continuation or finishing a stream (their callbacks take it).
+final class World: @unchecked Sendable {
+    static let shared = World()
+
+    typealias Result = VerificationResult<Transaction>
+
+    struct Entry {
+        var transaction: Transaction
+        var verified: Bool
+        var finished: Bool
+    }
+
+    private let lock = NSLock()
+    private var products: [String: Product] = [:]
+    private var entries: [UInt64: Entry] = [:]
+    private var order: [UInt64] = []
+    private var nextID: UInt64 = 7_000_000_001
+    private var script: [StandIn.PurchaseOutcome] = []
+    private var pending: [StandIn.PendingPurchase] = []
+    private var hung: [(id: UInt64, resume: CheckedContinuation<Void, Never>)] = []
+    private var updateSubscribers: [Int: AsyncStream<Result>.Continuation] = [:]
+    private var intentSubscribers: [Int: AsyncStream<PurchaseIntent>.Continuation] = [:]
+    private var nextSubscriber = 0
+    private var launchRedelivery = true
+    private var clockOffset: TimeInterval = 0
+
+    // Scriptable settings and what was observed (read and written through StandIn).
+    var productsError: (any Error)? = nil
+    var syncError: (any Error)? = nil
+    var finishHangs = false
+    var environment = "Xcode"
+    private(set) var finishCalls: [UInt64] = []
+    private(set) var purchaseCalls: [StandIn.PurchaseCall] = []
+    private(set) var productRequests: [[String]] = []
+    private(set) var syncCount = 0
+
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    var now: Date { locked { Date().addingTimeInterval(clockOffset) } }
+
+    // MARK: Reset and launch
+
+    func reset() {
+        let (subs, intents, waiting): ([AsyncStream<Result>.Continuation], [AsyncStream<PurchaseIntent>.Continuation],
+                                       [CheckedContinuation<Void, Never>]) = locked {
+            let out = (Array(updateSubscribers.values), Array(intentSubscribers.values), hung.map(\.resume))
+            // nextID keeps counting: an operation left over from before the reset
+            // (a finish still queued) must not touch a new transaction with its ID.
+            products = [:]; entries = [:]; order = []; script = []; pending = []; hung = []
+            updateSubscribers = [:]; intentSubscribers = [:]; launchRedelivery = true; clockOffset = 0
+            productsError = nil; syncError = nil; finishHangs = false; environment = "Xcode"
+            finishCalls = []; purchaseCalls = []; productRequests = []; syncCount = 0
+            return out
+        }
+        for s in subs { s.finish() }
+        for s in intents { s.finish() }
+        for c in waiting { c.resume() }
+    }
+
+    /// The app is launched again: the next `Transaction.updates` sequence
+    /// starts with every unfinished transaction, unless that launch delivery
+    /// went to nobody (`updatesRedeliver` false: the app listened too late).
+    func relaunch(updatesRedeliver: Bool) { locked { launchRedelivery = updatesRedeliver } }
+
+    func advanceClock(_ seconds: TimeInterval) { locked { clockOffset += seconds } }
+
+    // MARK: Catalog
+
+    func setProducts(_ list: [Product]) { locked { for p in list { products[p.id] = p } } }
+
+    func products(_ ids: [String]) throws -> [Product] {
+        try locked {
+            productRequests.append(ids)
+            if let e = productsError { throw e }
+            var seen = Set<String>()
+            return ids.compactMap { seen.insert($0).inserted ? products[$0] : nil }
+        }
+    }
+
+    func sync() throws {
+        try locked {
+            syncCount += 1
+            if let e = syncError { throw e }
+        }
+    }
+
+    // MARK: Ledger
+
+    private func result(_ e: Entry) -> Result {
+        e.verified ? .verified(e.transaction) : .unverified(e.transaction, .invalidSignature)
+    }
+
+    /// Records a new transaction; called with `lock` held.
+    private func chargeLocked(_ p: Product, token: UUID?, verified: Bool, renewalOf: Transaction? = nil) -> Entry {
+        let id = nextID
+        nextID += 1
+        let at = Date().addingTimeInterval(clockOffset)
+        var expires: Date? = nil
+        if let period = p.subscription?.subscriptionPeriod {
+            let start = renewalOf?.expirationDate ?? at
+            expires = start.addingTimeInterval(World.seconds(period))
+        }
+        let t = Transaction(
+            id: id, originalID: renewalOf?.originalID ?? id, productID: p.id,
+            subscriptionGroupID: p.subscription?.subscriptionGroupID, purchaseDate: renewalOf?.expirationDate ?? at,
+            originalPurchaseDate: renewalOf?.originalPurchaseDate ?? at, expirationDate: expires, purchasedQuantity: 1,
+            isUpgraded: false, revocationDate: nil, revocationReason: nil, productType: p.type,
+            appAccountToken: token, environmentRaw: environment, reasonRaw: renewalOf == nil ? "PURCHASE" : "RENEWAL")
+        let e = Entry(transaction: t, verified: verified, finished: false)
+        entries[id] = e
+        order.append(id)
+        return e
+    }
+
+    private static func seconds(_ p: Product.SubscriptionPeriod) -> TimeInterval {
+        let day: TimeInterval = 86_400
+        switch p.unit {
+        case .day: return Double(p.value) * day
+        case .week: return Double(p.value) * 7 * day
+        case .month: return Double(p.value) * 30 * day
+        case .year: return Double(p.value) * 365 * day
+        }
+    }
+
+    /// What a purchase of something owned returns instead of a new charge:
+    /// the owned non-consumable, or the active plan of the same product.
+    private func ownedLocked(_ p: Product) -> Entry? {
+        let now = Date().addingTimeInterval(clockOffset)
+        for id in order.reversed() {
+            guard let e = entries[id], e.verified, e.transaction.productID == p.id, e.transaction.revocationDate == nil
+            else { continue }
+            if p.type == .nonConsumable { return e }
+            if p.type == .autoRenewable, let x = e.transaction.expirationDate, x > now { return e }
+        }
+        return nil
+    }
+
+    var unfinished: [Result] {
+        locked { order.compactMap { entries[$0] }.filter { !$0.finished }.map(result) }
+    }
+
+    /// Non-consumables, non-renewing subscriptions, the latest unexpired plan
+    /// of each subscription group; never consumables, never revoked.
+    var currentEntitlements: [Result] {
+        locked {
+            let now = Date().addingTimeInterval(clockOffset)
+            var out: [Result] = []
+            var products = Set<String>()
+            var groups = Set<String>()
+            for id in order.reversed() {
+                guard let e = entries[id] else { continue }
+                let t = e.transaction
+                if t.productType == .autoRenewable, let g = t.subscriptionGroupID {
+                    guard groups.insert(g).inserted else { continue }
+                    if t.revocationDate == nil, !t.isUpgraded, let x = t.expirationDate, x > now { out.append(result(e)) }
+                    continue
+                }
+                guard t.revocationDate == nil, t.productType == .nonConsumable || t.productType == .nonRenewable else { continue }
+                if t.productType == .nonConsumable { guard products.insert(t.productID).inserted else { continue } }
+                out.append(result(e))
+            }
+            return out.reversed()
+        }
+    }
+
+    func snapshot(_ list: KeyPath<World, [Result]>) -> Transaction.Transactions {
+        let items = self[keyPath: list]
+        return Transaction.Transactions(stream: AsyncStream { c in
+            for r in items { c.yield(r) }
+            c.finish()
+        })
+    }
+
+    // MARK: Streams
+
+    func subscribeUpdates() -> Transaction.Transactions {
+        var cont: AsyncStream<Result>.Continuation! = nil
+        let stream = AsyncStream<Result> { cont = $0 }
+        let (n, replay): (Int, [Result]) = locked {
+            let n = nextSubscriber
+            nextSubscriber += 1
+            updateSubscribers[n] = cont
+            let replay = launchRedelivery ? order.compactMap { entries[$0] }.filter { !$0.finished }.map(result) : []
+            launchRedelivery = false
+            return (n, replay)
+        }
+        cont.onTermination = { [weak self] _ in self?.locked { _ = self?.updateSubscribers.removeValue(forKey: n) } }
+        for r in replay { cont.yield(r) }
+        return Transaction.Transactions(stream: stream)
+    }
+
+    func subscribeIntents() -> AsyncStream<PurchaseIntent> {
+        var cont: AsyncStream<PurchaseIntent>.Continuation! = nil
+        let stream = AsyncStream<PurchaseIntent> { cont = $0 }
+        let n: Int = locked {
+            let n = nextSubscriber
+            nextSubscriber += 1
+            intentSubscribers[n] = cont
+            return n
+        }
+        cont.onTermination = { [weak self] _ in self?.locked { _ = self?.intentSubscribers.removeValue(forKey: n) } }
+        return stream
+    }
+
+    var updateSubscriberCount: Int { locked { updateSubscribers.count } }
+    var intentSubscriberCount: Int { locked { intentSubscribers.count } }
+
+    /// Puts a transaction into every `Transaction.updates` sequence.
+    func deliver(_ r: Result) {
+        let subs = locked { Array(updateSubscribers.values) }
+        for s in subs { s.yield(r) }
+    }
+
+    func deliver(id: UInt64) {
+        guard let e = locked({ entries[id] }) else { return }
+        deliver(result(e))
+    }
+
+    // MARK: Purchases
+
+    func purchase(_ p: Product, token: UUID?) async throws -> Product.PurchaseResult {
+        let outcome: StandIn.PurchaseOutcome = locked {
+            purchaseCalls.append(StandIn.PurchaseCall(productID: p.id, appAccountToken: token))
+            return script.isEmpty ? .success : script.removeFirst()
+        }
+        switch outcome {
+        case .success:
+            return .success(result(locked { ownedLocked(p) ?? chargeLocked(p, token: token, verified: true) }))
+        case .unverified(let error):
+            let e = locked { chargeLocked(p, token: token, verified: false) }
+            return .success(.unverified(e.transaction, error))
+        case .userCancelled:
+            return .userCancelled
+        case .pending:
+            locked { pending.append(StandIn.PendingPurchase(productID: p.id, appAccountToken: token)) }
+            return .pending
+        case .failure(let error):
+            throw error
+        case .deliveredTwice:
+            let r = result(locked { chargeLocked(p, token: token, verified: true) })
+            deliver(r)
+            // Let the update listener see it before the purchase answer arrives.
+            try? await Task.sleep(nanoseconds: 30_000_000)
+            return .success(r)
+        }
+    }
+
+    func script(_ outcomes: [StandIn.PurchaseOutcome]) { locked { script.append(contentsOf: outcomes) } }
+
+    var pendingPurchases: [StandIn.PendingPurchase] { locked { pending } }
+
+    /// A parent approves the oldest pending purchase: a transaction with its
+    /// token arrives through the update stream.
+    func approvePending() -> UInt64? {
+        let r: Result? = locked {
+            guard !pending.isEmpty else { return nil }
+            let p = pending.removeFirst()
+            guard let product = products[p.productID] else { return nil }
+            return result(chargeLocked(product, token: p.appAccountToken, verified: true))
+        }
+        guard let r else { return nil }
+        deliver(r)
+        return r.unsafePayloadValue.id
+    }
+
+    /// A parent declines: StoreKit produces no transaction at all.
+    func declinePending() { locked { if !pending.isEmpty { pending.removeFirst() } } }
+
+    /// A transaction the app did not start (another device, a purchase
+    /// promoted and completed on the App Store), delivered through updates
+    /// when `deliver` is true.
+    func charge(_ productID: String, token: UUID?, verified: Bool, finished: Bool, deliver: Bool) -> UInt64? {
+        let r: Result? = locked {
+            guard let p = products[productID] else { return nil }
+            var e = chargeLocked(p, token: token, verified: verified)
+            e.finished = finished
+            entries[e.transaction.id] = e
+            return result(e)
+        }
+        guard let r else { return nil }
+        if deliver { self.deliver(r) }
+        return r.unsafePayloadValue.id
+    }
+
+    /// A renewal of the subscription `id`: a new transaction with the same
+    /// original ID and token, reason `.renewal`, delivered through updates.
+    func renew(_ id: UInt64) -> UInt64? {
+        let r: Result? = locked {
+            guard let old = entries[id]?.transaction, let p = products[old.productID] else { return nil }
+            return result(chargeLocked(p, token: old.appAccountToken, verified: true, renewalOf: old))
+        }
+        guard let r else { return nil }
+        deliver(r)
+        return r.unsafePayloadValue.id
+    }
+
+    /// A refund: the transaction gets a revocation date and arrives again
+    /// through the update stream (to running apps only).
+    func refund(_ id: UInt64, reason: Transaction.RevocationReason) {
+        let r: Result? = locked {
+            guard var e = entries[id] else { return nil }
+            e.transaction = e.transaction.revoked(at: Date().addingTimeInterval(clockOffset), reason: reason)
+            entries[id] = e
+            return result(e)
+        }
+        if let r { deliver(r) }
+    }
+
+    func promote(_ productID: String) {
+        let (p, subs): (Product?, [AsyncStream<PurchaseIntent>.Continuation]) = locked {
+            (products[productID], Array(intentSubscribers.values))
+        }
+        guard let p else { return }
+        for s in subs { s.yield(PurchaseIntent(product: p)) }
+    }
+
+    // MARK: Finishing
+
+    func finish(_ id: UInt64) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let hang: Bool = locked {
+                finishCalls.append(id)
+                if finishHangs {
+                    hung.append((id, c))
+                    return true
+                }
+                entries[id]?.finished = true
+                return false
+            }
+            if !hang { c.resume() }
+        }
+    }
+
+    /// Lets every hanging `finish()` return; `takeEffect` says whether those
+    /// transactions end up finished.
+    func releaseHungFinishes(takeEffect: Bool) {
+        let waiting: [CheckedContinuation<Void, Never>] = locked {
+            if takeEffect { for h in hung { entries[h.id]?.finished = true } }
+            let w = hung.map(\.resume)
+            hung = []
+            return w
+        }
+        for c in waiting { c.resume() }
+    }
+
+    var ledger: [StandIn.LedgerItem] {
+        locked {
+            order.compactMap { entries[$0] }.map { e in
+                StandIn.LedgerItem(id: e.transaction.id, originalID: e.transaction.originalID,
+                                   productID: e.transaction.productID, finished: e.finished, verified: e.verified,
+                                   revoked: e.transaction.revocationDate != nil,
+                                   appAccountToken: e.transaction.appAccountToken)
+            }
+        }
+    }
+}

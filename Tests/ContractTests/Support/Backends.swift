@@ -1,0 +1,300 @@
+import Foundation
+import IAPCore
+import IAPSimulator
+import Testing
+#if !canImport(StoreKit)
+import IAPStoreKit
+import StoreKitStandIn
+#endif
+
+/// The stores the contract suite runs against. Each plays Apple's side by its
+/// own means (simulator ops, stand-in scripting); the tests' expectations are
+/// the same for all of them.
+enum BackendKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case simulator
+    case storekit
+
+    var testDescription: String { rawValue }
+
+    /// Where StoreKit exists the backend runs against the real framework and
+    /// is not driven from here; the contract suite then covers the simulator.
+    static var available: [BackendKind] {
+        #if canImport(StoreKit)
+        return [.simulator]
+        #else
+        return [.simulator, .storekit]
+        #endif
+    }
+
+    var backend: Backend {
+        switch self {
+        case .simulator: return SimulatorBackend()
+        case .storekit:
+            #if canImport(StoreKit)
+            fatalError("the StoreKit backend is driven through the stand-in, which exists only where StoreKit does not")
+            #else
+            return StoreKitBackend()
+            #endif
+        }
+    }
+}
+
+/// A store the suite can open, restart and play Apple's side of.
+protocol Backend: Sendable {
+    var kind: BackendKind { get }
+    /// Called once per test, before anything else.
+    func setUp(_ env: Env)
+    func config(_ env: Env) throws -> BridgeConfig
+    /// A new store instance for `env`, as at an app launch.
+    func makeStore(_ env: Env, _ config: BridgeConfig) throws -> Store
+
+    /// The next purchase fails with `failure` (cancelled: the player cancels).
+    func failNext(_ failure: PurchaseFailure, _ b: TestBridge) throws
+    /// The next purchase waits for a parent's approval.
+    func askToBuyNext(_ b: TestBridge) throws
+    /// A parent approves the pending purchase.
+    func approvePending(_ b: TestBridge) throws
+    /// The next purchase result is also delivered through the update stream.
+    func deliverNextPurchaseTwice(_ env: Env) throws
+    /// A purchase the game did not start (another device, the App Store page).
+    func externalPurchase(_ productID: String, _ b: TestBridge) throws -> String
+    /// A transaction whose signature does not verify, through the update stream.
+    func forge(_ productID: String, _ b: TestBridge) throws -> String
+    func refund(_ transactionID: String, _ b: TestBridge) throws
+    /// The subscription bought as `transactionID` renews once.
+    func renew(_ transactionID: String, _ b: TestBridge) throws
+    /// Whether the store considers the transaction finished.
+    func isFinished(_ transactionID: String, _ b: TestBridge) throws -> Bool
+    /// The IDs of every transaction the store ever made.
+    func transactionIDs(_ b: TestBridge) throws -> [String]
+    /// Returns once the previous launch's store stopped listening.
+    func quiet() async
+    /// Returns once the store listens to Apple's side (what Apple sends
+    /// before that is not part of these tests).
+    func listening() async
+}
+
+extension Backend {
+    /// Opens a bridge on `env` (an app launch) and waits for the
+    /// entitlements every open reports once the store's start sweep is done.
+    func open(_ env: Env) async throws -> TestBridge {
+        await quiet()
+        let config = try self.config(env)
+        let store = FaultyStore(try makeStore(env, config), faults: env.faults)
+        let c: Coordinator
+        do { c = try Coordinator.open(config: config, store: store) } catch {
+            store.stop()
+            throw error
+        }
+        let b = TestBridge(c)
+        await b.wait(for: "the entitlements reported at open") { ms in
+            ms.contains { $0["type"]?.stringValue == "entitlements" && $0["reason"]?.stringValue == "open" }
+        }
+        await listening()
+        return b
+    }
+
+    /// Returns once every event the store produced before the call has been
+    /// handled: a transaction made now through the update stream comes after
+    /// all of them. Its own result is confirmed.
+    func barrier(_ b: TestBridge) async throws {
+        let id = try externalPurchase("coins_100", b)
+        guard let r = await b.result("the barrier transaction \(id)", where: { $0.transactionID == id }), let k = r.key
+        else { return }
+        try b.confirm(k)
+    }
+}
+
+// MARK: The simulated store
+
+struct SimulatorBackend: Backend {
+    var kind: BackendKind { .simulator }
+
+    func setUp(_ env: Env) {}
+
+    func config(_ env: Env) throws -> BridgeConfig {
+        let json = #"{"store":"simulator","dataDir":"\#(env.dataDir)","catalog":"\#(sampleCatalog)","simulator":{"stateDir":"\#(env.stateDir)","tickMs":0}}"#
+        return try BridgeConfig.parse(Array(json.utf8))
+    }
+
+    func makeStore(_ env: Env, _ config: BridgeConfig) throws -> Store { try SimulatedStore.open(config: config) }
+
+    func quiet() async {}
+    func listening() async {}
+
+    @discardableResult
+    private func sim(_ b: TestBridge, _ json: String) throws -> JSONValue { try b.c.simulate(try JSONParser.parse(json)) }
+
+    func failNext(_ failure: PurchaseFailure, _ b: TestBridge) throws {
+        if failure == .cancelled { try sim(b, #"{"op":"cancel_next"}"#) } else {
+            try sim(b, #"{"op":"fail_next","error":"\#(failure.rawValue)"}"#)
+        }
+    }
+
+    func askToBuyNext(_ b: TestBridge) throws { try sim(b, #"{"op":"ask_to_buy","enabled":true}"#) }
+
+    func approvePending(_ b: TestBridge) throws {
+        let pending = try sim(b, #"{"op":"pending"}"#)["pending"]?.arrayValue ?? []
+        let id = try #require(pending.first?["id"]?.stringValue, "a pending purchase")
+        try sim(b, #"{"op":"ask_to_buy","enabled":false}"#)
+        try sim(b, #"{"op":"approve","id":"\#(id)"}"#)
+    }
+
+    func deliverNextPurchaseTwice(_ env: Env) throws { env.faults.duplicateNextPurchase = true }
+
+    func externalPurchase(_ productID: String, _ b: TestBridge) throws -> String {
+        try #require(try sim(b, #"{"op":"external_purchase","productID":"\#(productID)"}"#)["transactionID"]?.stringValue)
+    }
+
+    func forge(_ productID: String, _ b: TestBridge) throws -> String {
+        try #require(try sim(b, #"{"op":"forge","productID":"\#(productID)"}"#)["transactionID"]?.stringValue)
+    }
+
+    func refund(_ transactionID: String, _ b: TestBridge) throws {
+        try sim(b, #"{"op":"refund","transactionID":"\#(transactionID)"}"#)
+    }
+
+    func renew(_ transactionID: String, _ b: TestBridge) throws {
+        // vip_monthly renews once when its month is over.
+        try sim(b, #"{"op":"advance","seconds":\#(32 * 86_400)}"#)
+    }
+
+    func transactionIDs(_ b: TestBridge) throws -> [String] {
+        (try sim(b, #"{"op":"transactions"}"#)["transactions"]?.arrayValue ?? []).compactMap { $0["transactionID"]?.stringValue }
+    }
+
+    func isFinished(_ transactionID: String, _ b: TestBridge) throws -> Bool {
+        let all = try sim(b, #"{"op":"transactions"}"#)["transactions"]?.arrayValue ?? []
+        let t = try #require(all.first { $0["transactionID"]?.stringValue == transactionID }, "transaction \(transactionID)")
+        return t["finished"]?.boolValue == true
+    }
+}
+
+// MARK: The StoreKit backend over the stand-in
+
+#if !canImport(StoreKit)
+struct StoreKitBackend: Backend {
+    var kind: BackendKind { .storekit }
+    var finishTimeoutMs = 2_000
+
+    /// A fresh App Store selling the sample catalog's products, as App Store
+    /// Connect would describe them (the same titles, prices and periods the
+    /// simulator reads from the file).
+    func setUp(_ env: Env) {
+        StandIn.reset()
+        StandIn.sell(StoreKitBackend.catalogProducts())
+    }
+
+    static func catalogProducts() -> [Product] {
+        guard let catalog = try? Catalog.load(path: sampleCatalog) else { return [] }
+        let currency = Price.currency(storefront: catalog.settings.storefront)
+        return catalog.products.map { p in
+            let (title, description) = catalog.localized(p)
+            let type: Product.ProductType
+            switch p.kind {
+            case .consumable: type = .consumable
+            case .nonConsumable: type = .nonConsumable
+            case .nonRenewingSubscription: type = .nonRenewable
+            case .autoRenewableSubscription: type = .autoRenewable
+            }
+            let period = p.subscriptionPeriod.flatMap(parsePeriod)
+            let intro = p.introductoryOffer.flatMap { o -> (mode: Product.SubscriptionOffer.PaymentMode,
+                                                          period: Product.SubscriptionPeriod.Unit, periodValue: Int,
+                                                          count: Int, price: Decimal)? in
+                guard let (unit, value) = o["period"]?.stringValue.flatMap(parsePeriod) else { return nil }
+                let mode: Product.SubscriptionOffer.PaymentMode
+                switch o["paymentMode"]?.stringValue {
+                case "payAsYouGo": mode = .payAsYouGo
+                case "payUpFront": mode = .payUpFront
+                default: mode = .freeTrial
+                }
+                return (mode, unit, value, Int(o["periods"]?.int64Value ?? 1),
+                        Decimal(string: o["price"]?.stringValue ?? "0") ?? 0)
+            }
+            return StandIn.product(
+                id: p.id, type: type, displayName: title, description: description,
+                price: Decimal(string: p.price) ?? 0, displayPrice: Price.display(p.price, currency: currency),
+                currencyCode: currency, localeIdentifier: catalog.settings.locale,
+                subscriptionGroupID: p.kind == .autoRenewableSubscription ? p.subscriptionGroupID : nil,
+                period: period?.0, periodValue: period?.1 ?? 1, introductoryOffer: intro)
+        }
+    }
+
+    /// "P1M" -> (.month, 1).
+    static func parsePeriod(_ text: String) -> (Product.SubscriptionPeriod.Unit, Int)? {
+        guard text.count >= 3, text.first == "P", let value = Int(text.dropFirst().dropLast()) else { return nil }
+        switch text.last {
+        case "D": return (.day, value)
+        case "W": return (.week, value)
+        case "M": return (.month, value)
+        case "Y": return (.year, value)
+        default: return nil
+        }
+    }
+
+    func config(_ env: Env) throws -> BridgeConfig {
+        let json = #"{"store":"storekit","dataDir":"\#(env.dataDir)","storekit":{"finishTimeoutMs":\#(finishTimeoutMs)}}"#
+        return try BridgeConfig.parse(Array(json.utf8))
+    }
+
+    func makeStore(_ env: Env, _ config: BridgeConfig) throws -> Store {
+        StandIn.relaunch()
+        return try StoreKitFactory.make(config)
+    }
+
+    func quiet() async {
+        await TestBridge.eventually("the previous launch's listeners gone") {
+            StandIn.updateListeners == 0 && StandIn.intentListeners == 0
+        }
+    }
+
+    /// The backend's listeners run in tasks that start soon after the open.
+    func listening() async {
+        await TestBridge.eventually("the backend listening to Transaction.updates and PurchaseIntent.intents") {
+            StandIn.updateListeners == 1 && StandIn.intentListeners == 1
+        }
+    }
+
+    /// One representative StoreKit error per failure (the full table is in
+    /// StoreKitBackendTests).
+    static func error(for failure: PurchaseFailure) -> any Error {
+        switch failure {
+        case .networkError: return StoreKitError.networkError(URLError(.notConnectedToInternet))
+        case .notAllowed: return Product.PurchaseError.purchaseNotAllowed
+        case .productUnavailable: return StoreKitError.notAvailableInStorefront
+        default: return StoreKitError.unknown
+        }
+    }
+
+    func failNext(_ failure: PurchaseFailure, _ b: TestBridge) throws {
+        StandIn.nextPurchases(failure == .cancelled ? .userCancelled : .failure(StoreKitBackend.error(for: failure)))
+    }
+
+    func askToBuyNext(_ b: TestBridge) throws { StandIn.nextPurchases(.pending) }
+
+    func approvePending(_ b: TestBridge) throws { _ = try #require(StandIn.approvePending(), "a pending purchase") }
+
+    func deliverNextPurchaseTwice(_ env: Env) throws { StandIn.nextPurchases(.deliveredTwice) }
+
+    func externalPurchase(_ productID: String, _ b: TestBridge) throws -> String {
+        String(try #require(StandIn.externalPurchase(productID)))
+    }
+
+    func forge(_ productID: String, _ b: TestBridge) throws -> String {
+        String(try #require(StandIn.externalPurchase(productID, verified: false)))
+    }
+
+    func refund(_ transactionID: String, _ b: TestBridge) throws { StandIn.refund(try #require(UInt64(transactionID))) }
+
+    func renew(_ transactionID: String, _ b: TestBridge) throws {
+        let id = try #require(UInt64(transactionID))
+        _ = try #require(StandIn.renew(id))
+    }
+
+    func isFinished(_ transactionID: String, _ b: TestBridge) throws -> Bool {
+        StandIn.isFinished(try #require(UInt64(transactionID)))
+    }
+
+    func transactionIDs(_ b: TestBridge) throws -> [String] { StandIn.ledger.map { String($0.id) } }
+}
+#endif
