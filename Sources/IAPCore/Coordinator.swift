@@ -170,6 +170,7 @@ public final class Coordinator: @unchecked Sendable {
         // Confirms become durable and their transactions finished while the
         // store is still running; then the store stops.
         flush()
+        flusher.sync { compactNow(atClose: true) }
         store.stop()
         queue.close(fromDeliveryThread: queue.isOnDeliveryThread)
         lock.withLock { outbox.close() }
@@ -231,20 +232,31 @@ public final class Coordinator: @unchecked Sendable {
         do throws(IAPError) { try batch.sync() } catch { failure = error }
         let toFinish: [String] = lock.withLock {
             let t = outbox.endConfirmFlush(batch, failed: failure != nil)
-            if let failure {
-                reportFlushFailure(failure)
-                return []
-            }
-            do throws(IAPError) { try outbox.compactIfWorthwhile() } catch {
-                reportFlushFailure(error)
-                return []
-            }
+            if let failure { reportFlushFailure(failure) }
             return t
         }
         for txn in toFinish {
             FaultPoint.beforeFinish.reach()
             store.finish(transactionID: txn)
             FaultPoint.afterFinish.reach()
+        }
+        // Compaction is housekeeping: queued behind this flush, so neither
+        // finishing nor iap_flush waits for it.
+        if lock.withLock({ outbox.isCompactionWorthwhile }) {
+            flusher.async { [self] in compactNow(atClose: false) }
+        }
+    }
+
+    /// Rewrites the outbox when it holds mostly history. It holds the lock
+    /// throughout, so while confirms are waiting for a flush it waits too
+    /// (the next flush queues it again); `close` runs it regardless.
+    private func compactNow(atClose: Bool) {
+        lock.withLock {
+            guard atClose || (!closed && !outbox.hasPendingConfirms) else { return }
+            do throws(IAPError) { try outbox.compactIfWorthwhile() } catch {
+                queue.push(Messages.error(op: "outbox", code: error.code,
+                                          message: "compacting the outbox failed; nothing was lost, it is retried later: \(error.message)"))
+            }
         }
     }
 

@@ -351,9 +351,13 @@ public final class Outbox {
 
     /// Rewrites the file when it holds mostly confirmed history.
     public func compactIfWorthwhile() throws(IAPError) {
-        guard pendingConfirmIDs.isEmpty, !flushInProgress, log.size > Outbox.compactThreshold,
-              log.size > 4 * (liveBytes + tombstones.count * 48) else { return }
+        guard isCompactionWorthwhile else { return }
         try compact()
+    }
+
+    public var isCompactionWorthwhile: Bool {
+        pendingConfirmIDs.isEmpty && !flushInProgress && log.size > Outbox.compactThreshold
+            && log.size > 4 * (liveBytes + tombstones.count * 48)
     }
 
     /// Atomically replaces the file with live records and tombstones only.

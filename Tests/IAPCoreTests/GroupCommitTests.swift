@@ -80,3 +80,39 @@ struct GroupCommitTests {
         box.close()
     }
 }
+
+/// Compaction moved off the flush's path still happens: after flushes, and at close.
+@Suite("Compaction after group commits")
+struct CompactionAfterFlushTests {
+    static func logSize(_ env: TestEnv) -> Int {
+        var st = stat()
+        return stat(env.dataDir + "/" + Outbox.fileName, &st) == 0 ? Int(st.st_size) : -1
+    }
+
+    @Test("a session of 1,500 confirmed purchases compacts its log along the way; nothing confirmed comes back")
+    func compactsAfterFlushes() throws {
+        let env = TestEnv()
+        env.extraConfig = ",\"entitlementsAtOpen\":false"
+        let b = try env.open()
+        var peak = 0
+        for i in 0..<1500 {
+            let key = try b.buy("coins_100", Int64(1_700_000_000_000 + i))
+            _ = b.drainResults()
+            try b.confirm(key)
+            if i % 50 == 49 { b.c.flush() }
+            peak = max(peak, Self.logSize(env))
+        }
+        b.c.flush()
+        b.c.flush()  // runs the compaction the previous flush queued
+        let end = Self.logSize(env)
+        // 1,500 results of ~400 bytes each were written (600 KB); compaction
+        // leaves tombstones (~35 bytes each) and what came after it.
+        #expect(peak > 256 * 1024, "the log grew past the compaction threshold (\(peak) bytes)")
+        #expect(end < 300 * 1024 && end < 1500 * 400 / 2, "compacted during the session: \(end) of \(peak) bytes at most")
+        b.close()
+        let again = try env.open()
+        #expect(again.drainResults().isEmpty, "every confirmed purchase stays confirmed")
+        #expect(again.c.tombstoneCount == 0, "finished transactions were forgotten at open")
+        again.close()
+    }
+}
