@@ -1,3 +1,4 @@
+#if !canImport(StoreKit)  // the module is empty where StoreKit exists (StandIn.swift)
 import Foundation
 
 // AppStore and StoreKitError, mirrored from the iPhoneOS16.2 SDK interface
@@ -36,3 +37,4 @@ public enum StoreKitError: Error, Sendable {
     @available(iOS 15.4, macOS 12.3, tvOS 15.4, watchOS 8.5, *)
     case notEntitled
 }
+#endif

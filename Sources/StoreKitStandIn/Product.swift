@@ -1,3 +1,4 @@
+#if !canImport(StoreKit)  // the module is empty where StoreKit exists (StandIn.swift)
 import Foundation
 
 // StoreKit's Product, mirrored from the iPhoneOS16.2 SDK interface ("16.2:N"
@@ -112,3 +113,4 @@ extension Product {
         try World.shared.products(Array(identifiers))
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if !canImport(StoreKit)  // the module is empty where StoreKit exists (StandIn.swift)
 // PurchaseIntent (purchases promoted on the App Store), mirrored from the
 // iPhoneOS16.4 SDK interface (xybp888/iOS-SDKs, iPhoneOS16.4.sdk/.../
 // StoreKit.swiftmodule/arm64-apple-ios.swiftinterface, lines 163-196, the
@@ -37,3 +38,4 @@ extension PurchaseIntent {
     /// 16.4:191-195: never ends; scripted through `StandIn.promote(productID:)`.
     public static var intents: PurchaseIntents { PurchaseIntents(stream: World.shared.subscribeIntents()) }
 }
+#endif

@@ -1,3 +1,7 @@
+// Linux only: where StoreKit exists, this module is empty (the backend imports
+// StoreKit itself), so that building every target on a Mac does not trip over
+// declarations that are unavailable there.
+#if !canImport(StoreKit)
 import Foundation
 
 /// StoreKitStandIn: test-only scaffolding that lets the StoreKit 2 backend
@@ -192,3 +196,4 @@ enum StandInJWS {
             .replacingOccurrences(of: "=", with: "")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if !canImport(StoreKit)  // the module is empty where StoreKit exists (StandIn.swift)
 import Foundation
 
 // Subscription descriptions of StoreKit's Product, mirrored from the
@@ -72,3 +73,4 @@ extension Product {
         }
     }
 }
+#endif

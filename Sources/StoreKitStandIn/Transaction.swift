@@ -1,3 +1,4 @@
+#if !canImport(StoreKit)  // the module is empty where StoreKit exists (StandIn.swift)
 import Foundation
 
 // StoreKit's Transaction, mirrored from the iPhoneOS16.2 SDK interface
@@ -125,7 +126,7 @@ public struct Transaction: Identifiable, Equatable, Hashable, Sendable {
 
 @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
 extension Transaction {
-    /// 16.2:586-599, Sendable 16.2:689-692. The element is the verification
+    /// 16.2:586-599, Sendable 16.2:689-693. The element is the verification
     /// result; iteration never throws.
     public struct Transactions: AsyncSequence, Sendable {
         public typealias Element = VerificationResult<Transaction>
@@ -157,3 +158,4 @@ extension Transaction {
     /// them once right after launch.
     public static var updates: Transactions { World.shared.subscribeUpdates() }
 }
+#endif

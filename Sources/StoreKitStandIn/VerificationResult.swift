@@ -1,3 +1,4 @@
+#if !canImport(StoreKit)  // the module is empty where StoreKit exists (StandIn.swift)
 // StoreKit's signature-check wrapper, mirrored from the iPhoneOS16.2 SDK
 // interface (xybp888/iOS-SDKs, iPhoneOS16.2.sdk/.../StoreKit.swiftmodule/
 // arm64-apple-ios.swiftinterface; "16.2:N" below is line N of that file).
@@ -51,3 +52,4 @@ extension VerificationResult: Sendable where SignedType: Sendable {}
 extension VerificationResult where SignedType == Transaction {
     public var jwsRepresentation: String { unsafePayloadValue.signedJWS }
 }
+#endif

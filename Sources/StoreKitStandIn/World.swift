@@ -1,3 +1,4 @@
+#if !canImport(StoreKit)  // the module is empty where StoreKit exists (StandIn.swift)
 import Foundation
 
 /// Apple's side of StoreKit, as the stand-in plays it: the App Store's ledger
@@ -367,3 +368,4 @@ final class World: @unchecked Sendable {
         }
     }
 }
+#endif
