@@ -45,14 +45,16 @@ final class TestBridge: @unchecked Sendable {
 
     init(_ c: Coordinator) { self.c = c }
 
-    /// Every message taken so far (taking what is queued now).
+    /// Every message taken so far (taking what is queued now). Each is
+    /// checked against its JSON Schema in docs/schemas (SchemaValidator.swift
+    /// is IAPCoreTests' validator, linked here, not copied).
     var messages: [JSONValue] {
         lock.withLock {
             while let m = c.queue.pop() {
-                guard let v = try? JSONParser.parse(bytes: m) else {
-                    Issue.record("a message is not JSON: \(String(decoding: m, as: UTF8.self))")
-                    continue
-                }
+                let text = String(decoding: m, as: UTF8.self)
+                let errors = MessageSchemas.validate(text)
+                #expect(errors.isEmpty, "schema: \(errors)")
+                guard let v = try? JSONParser.parse(bytes: m) else { continue }
                 taken.append(v)
             }
             return taken

@@ -1,0 +1,1 @@
+../../IAPCoreTests/Support/SchemaValidator.swift
