@@ -71,7 +71,9 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     public func start(sink: @escaping @Sendable (StoreEvent) -> Void) {
         lock.withLock { self.sink = sink }
         var tasks: [Task<Void, Never>] = []
-        // The listener first, so nothing that arrives during the sweep is missed.
+        // Both start now: the listener catches what StoreKit sends from now on
+        // (the launch re-delivery included), the sweep what is already waiting
+        // whether or not it was sent before anyone listened.
         tasks.append(Task { [weak self] in
             for await result in Transaction.updates {
                 guard let self else { return }
