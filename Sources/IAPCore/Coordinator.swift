@@ -127,14 +127,19 @@ public final class Coordinator: @unchecked Sendable {
     public func confirm(key: Int64) throws(IAPError) {
         try lock.withLock { () throws(IAPError) in
             guard !closed else { throw IAPError(.closed, "the bridge is closed") }
-            let records = outbox.records(withKey: key)
-            guard !records.isEmpty else {
+            let ids = outbox.recordIDs(withKey: key)
+            guard !ids.isEmpty else {
                 throw IAPError(.unknownKey, "no unconfirmed result has key \(key) (already confirmed, or never issued)")
             }
-            let delivered = records.filter { r in emittedSeq[r.id].map { queue.wasDelivered($0) } ?? false }
-            let chosen = delivered.isEmpty ? records : delivered
-            outbox.confirm(chosen.map(\.id))
-            for r in chosen { emittedSeq[r.id] = nil }
+            // With one record the choice below is always that record: skip
+            // the queue's lock (the per-confirm cost of a burst).
+            var chosen = ids
+            if ids.count > 1 {
+                let delivered = ids.filter { id in emittedSeq[id].map { queue.wasDelivered($0) } ?? false }
+                if !delivered.isEmpty { chosen = delivered }
+            }
+            outbox.confirm(chosen)
+            for id in chosen { emittedSeq[id] = nil }
             scheduleFlushLocked()
         }
     }

@@ -164,6 +164,8 @@ public final class Outbox {
     public var liveRecords: [OutboxRecord] { live.keys.sorted().map { live[$0]! } }
     public var liveCount: Int { live.count }
     public var tombstoneCount: Int { tombstones.count }
+    /// IDs of the live records with this key, oldest first (no copies).
+    public func recordIDs(withKey key: Int64) -> [UInt64] { byKey[key] ?? [] }
     public func records(withKey key: Int64) -> [OutboxRecord] { (byKey[key] ?? []).compactMap { live[$0] } }
     public func hasLive(key: Int64) -> Bool { byKey[key] != nil }
     public func liveRecords(transaction txn: String, flavor: TombstoneFlavor) -> [OutboxRecord] {
