@@ -54,6 +54,7 @@ void bench_set_nosync(int on);
 /* ---- Measuring and printing (measure.c). ---- */
 double now_us(void);
 double cpu_us(void); /* CPU time of the whole process, user + system */
+double thread_cpu_us(void); /* CPU time of the calling thread */
 double median(double *v, int n);
 long rss_kb(void);
 long heap_kb(void);               /* bytes in use by malloc, all arenas (mallinfo2) */

@@ -26,6 +26,12 @@ double cpu_us(void) {
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
 
+double thread_cpu_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
