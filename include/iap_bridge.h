@@ -59,10 +59,12 @@ extern "C" {
 #define IAP_OK                 0
 /* A pointer argument that must not be NULL was NULL. */
 #define IAP_E_NULL_ARG        (-1)
-/* An argument is malformed: invalid UTF-8, too long (product IDs: 256 bytes;
- * JSON arguments: 64 KiB; product lists: 1000 IDs), empty, or out of range. */
+/* An argument is malformed: a product ID that is empty, longer than 256 bytes
+ * or not valid UTF-8; a string argument too long (JSON arguments: 64 KiB;
+ * product lists: 256 KiB and 1000 IDs); a value out of range. */
 #define IAP_E_INVALID_ARG     (-2)
-/* A JSON argument does not parse, or is not the shape the call expects. */
+/* A JSON argument does not parse (an empty string and invalid UTF-8 included),
+ * or is not the shape the call expects. */
 #define IAP_E_BAD_JSON        (-3)
 /* The iap_open config has an unknown key, misses a required one, has a value
  * of the wrong type, or names a relative path. */

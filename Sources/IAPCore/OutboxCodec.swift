@@ -47,8 +47,10 @@ public enum OutboxEntry: Sendable, Equatable {
         let entry: OutboxEntry
         switch tag {
         case tagPut:
-            guard let id = r.u64(), let key = r.u64(), let kindRaw = r.u8(), let kind = RecordKind(rawValue: kindRaw),
-                  let txn = r.str16(), let msg = r.bytes32() else { return nil }
+            // Record IDs count up from 1: one at 2^62 or more is damage that kept
+            // a valid checksum, and would overflow the next ID (found by fuzzing).
+            guard let id = r.u64(), id > 0, id < 1 << 62, let key = r.u64(), let kindRaw = r.u8(),
+                  let kind = RecordKind(rawValue: kindRaw), let txn = r.str16(), let msg = r.bytes32() else { return nil }
             entry = .put(OutboxRecord(id: id, key: Int64(bitPattern: key), kind: kind, transactionID: txn, message: msg))
         case tagConfirm:
             guard let n = r.u32(), Int(n) <= r.remaining / 8 else { return nil }

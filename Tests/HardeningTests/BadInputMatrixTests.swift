@@ -139,7 +139,7 @@ struct BadInputMatrixTests {
             ]),
             .empty: .probes([Probe(label: "\"\" (empty JSON text does not parse)", expect: .code(-3)) { _ in
                 var h: OpaquePointer? = nil; return iap_open("", &h) }]),
-            .invalidUTF8: .probes([Probe(label: "bytes FF FE", expect: .code(-2)) { _ in
+            .invalidUTF8: .probes([Probe(label: "bytes FF FE inside a JSON string (does not parse)", expect: .code(-3)) { _ in
                 var h: OpaquePointer? = nil; return withBytes(invalidUTF8) { iap_open($0, &h) } }]),
             .huge: .probes([Probe(label: "1 MB", expect: .code(-2)) { _ in var h: OpaquePointer? = nil; return iap_open(megabyte, &h) }]),
             .unknownID: .probes([
@@ -181,7 +181,7 @@ struct BadInputMatrixTests {
                 Probe(label: "NULL bridge", expect: .code(-7)) { _ in iap_request_products(nil, "[]") },
             ]),
             .empty: .probes([Probe(label: "\"\"", expect: .code(-3)) { f in iap_request_products(f.h, "") }]),
-            .invalidUTF8: .probes([Probe(label: "[\"FF FE\"]", expect: .code(-2)) { f in withBytes(invalidUTF8) { iap_request_products(f.h, $0) } }]),
+            .invalidUTF8: .probes([Probe(label: "[\"FF FE\"] (does not parse)", expect: .code(-3)) { f in withBytes(invalidUTF8) { iap_request_products(f.h, $0) } }]),
             .huge: .probes([Probe(label: "1 MB", expect: .code(-2)) { f in iap_request_products(f.h, megabyte) }]),
             .unknownID: .probes([Probe(label: "[\"no_such_product\"] (answered in \"invalid\")", expect: .code(0)) { f in
                 iap_request_products(f.h, #"["no_such_product"]"#) }]),
@@ -249,7 +249,7 @@ struct BadInputMatrixTests {
                 Probe(label: "NULL bridge", expect: .code(-7)) { _ in var o: UnsafeMutablePointer<CChar>? = nil; return iap_simulator(nil, #"{"op":"clock"}"#, &o) },
             ]),
             .empty: .probes([Probe(label: "\"\"", expect: .code(-3)) { f in sim(f, "") }]),
-            .invalidUTF8: .probes([Probe(label: "FF FE inside a string", expect: .code(-2)) { f in
+            .invalidUTF8: .probes([Probe(label: "FF FE inside a string (does not parse)", expect: .code(-3)) { f in
                 var o: UnsafeMutablePointer<CChar>? = nil
                 return withBytes(Array(#"{"op":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8)) { iap_simulator(f.h, $0, &o) }
             }]),

@@ -121,3 +121,8 @@ func catalogJSON(_ products: [(id: String, title: String, description: String)],
         "version": .object(["major": .number("4"), "minor": .number("0")]),
     ]).serialized
 }
+
+/// Writes raw bytes to a file (test setup).
+func write(_ path: String, bytes: [UInt8]) {
+    _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+}
