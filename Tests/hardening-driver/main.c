@@ -18,6 +18,9 @@
  *   cycles   --catalog F --dir D [--count N]
  *       Open, buy, callback, poll, confirm, simulator ops, every bad input,
  *       close; N times. For the leak checkers.
+ *   open     --config JSON
+ *       One iap_open and iap_close; prints the code and iap_errmsg (the
+ *       permission tests run it as another user).
  *
  * Exit 0 when every check passed. The last line is a summary.
  */
@@ -537,10 +540,10 @@ static int run_cycles(int count) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s stress|campaign|cycles --catalog FILE --dir DIR [options]\n", argv[0]);
+        fprintf(stderr, "usage: %s stress|campaign|cycles --catalog FILE --dir DIR [options] | open --config JSON\n", argv[0]);
         return 2;
     }
-    const char *mode = argv[1], *logpath = NULL;
+    const char *mode = argv[1], *logpath = NULL, *config = NULL;
     int threads = 8, ops = 2000, limit = 120, rounds = 14, count = 20, round = 0;
     for (int i = 2; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];
@@ -554,7 +557,16 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "--log")) logpath = v;
         else if (!strcmp(k, "--round")) round = atoi(v);
         else if (!strcmp(k, "--close")) g_close_races = atoi(v);
+        else if (!strcmp(k, "--config")) config = v;
         else { fprintf(stderr, "unknown option %s\n", k); return 2; }
+    }
+    if (!strcmp(mode, "open") && config) {
+        /* One iap_open (e.g. as another user, for the permission checks). */
+        iap_bridge *b = NULL;
+        int32_t rc = iap_open(config, &b);
+        printf("open: %s (%d): %s\n", iap_error_name(rc), rc, rc == IAP_OK ? "" : iap_errmsg());
+        if (rc == IAP_OK) iap_close(b);
+        return rc == IAP_OK ? 0 : 1;
     }
     if (!g_catalog[0] || !g_dir[0]) { fprintf(stderr, "--catalog and --dir are required\n"); return 2; }
     if (threads < 1 || threads > 64) threads = 8;
