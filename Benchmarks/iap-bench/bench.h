@@ -72,6 +72,8 @@ void sync_dir_fs(const char *path); /* syncfs: makes set-up writes durable befor
 iap_bridge *bridge_open(const char *dir);
 /* The same with the game's data in <dir>/<data> (another install, same store). */
 iap_bridge *bridge_open_data(const char *dir, const char *data);
+/* The same with the store's state in <dir>/<state> too. */
+iap_bridge *bridge_open_dirs(const char *dir, const char *data, const char *state);
 void bridge_close(iap_bridge *b);
 /* Buys coins_100 with an SDK-chosen key; returns the key. */
 int64_t bridge_buy(iap_bridge *b);

@@ -10,11 +10,13 @@
 
 iap_bridge *bridge_open(const char *dir) { return bridge_open_data(dir, "data"); }
 
-iap_bridge *bridge_open_data(const char *dir, const char *data_name) {
+iap_bridge *bridge_open_data(const char *dir, const char *data_name) { return bridge_open_dirs(dir, data_name, "state"); }
+
+iap_bridge *bridge_open_dirs(const char *dir, const char *data_name, const char *state_name) {
     char data[4096], state[4096], config[12288];
     make_dir(dir);
     snprintf(data, sizeof data, "%s/%s", dir, data_name);
-    snprintf(state, sizeof state, "%s/state", dir);
+    snprintf(state, sizeof state, "%s/%s", dir, state_name);
     snprintf(config, sizeof config,
              "{\"store\":\"simulator\",\"dataDir\":\"%s\",\"catalog\":\"%s\",\"entitlementsAtOpen\":false,"
              "\"simulator\":{\"stateDir\":\"%s\",\"durable\":false,\"tickMs\":0}}",

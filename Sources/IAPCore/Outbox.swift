@@ -76,9 +76,11 @@ public final class Outbox {
         let box = Outbox(directory: directory, path: path, log: file)
         var report = OpenReport()
         var decoded: [OutboxEntry] = []
+        decoded.reserveCapacity(scan.records.count)
         for payload in scan.records {
             if let e = OutboxEntry.decode(payload) { decoded.append(e) } else { report.undecodableRecords += 1 }
         }
+        box.reserveCapacity(decoded.count)
         for e in decoded { box.replay(e) }
         report.recovered = box.live.count
         report.skippedBytes = scan.skippedBytes
@@ -112,6 +114,14 @@ public final class Outbox {
     public func close() { log.close_() }
 
     // MARK: Replay
+
+    /// Sizes the indexes for about `n` records at once (open), instead of
+    /// growing them by doubling and rehashing as a long log replays.
+    private func reserveCapacity(_ n: Int) {
+        live.reserveCapacity(n)
+        byKey.reserveCapacity(n)
+        byTransaction.reserveCapacity(n)
+    }
 
     private func replay(_ e: OutboxEntry) {
         switch e {
@@ -161,7 +171,7 @@ public final class Outbox {
     // MARK: Queries
 
     /// Live records, oldest first: what every open re-emits.
-    public var liveRecords: [OutboxRecord] { live.keys.sorted().map { live[$0]! } }
+    public var liveRecords: [OutboxRecord] { live.values.sorted { $0.id < $1.id } }
     public var liveCount: Int { live.count }
     public var tombstoneCount: Int { tombstones.count }
     /// IDs of the live records with this key, oldest first (no copies).

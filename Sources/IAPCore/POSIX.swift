@@ -71,6 +71,9 @@ public enum POSIX {
         }
         defer { close(fd) }
         var out: [UInt8] = []
+        // One allocation of the file's size (the outbox is read whole at open).
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_size > 0, Int(st.st_size) <= limit { out.reserveCapacity(Int(st.st_size) + 1) }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
