@@ -47,6 +47,18 @@ static void usage(void) {
     die("usage: iap-bench --lib libIAPBridge.so --baselines libiapbaselines.so --catalog FILE.storekit --dir EMPTYDIR [--quick] [--only library,poll,commit,burst,open,rss]");
 }
 
+/* The load average: the machine is shared, so every run says how busy it was. */
+static void note_load(const char *when) {
+    char line[128] = "unknown";
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f)) snprintf(line, sizeof line, "unknown");
+        fclose(f);
+    }
+    line[strcspn(line, "\n")] = 0;
+    note("load average %s: %s (1, 5, 15 min; running/total; last pid)", when, line);
+}
+
 static void describe_machine(void) {
     struct utsname u;
     uname(&u);
@@ -76,6 +88,7 @@ static void describe_machine(void) {
          OPT.dir, major(run.st_dev), minor(run.st_dev), type, (unsigned long)fs.f_type, cwd,
          major(here.st_dev), minor(here.st_dev), run.st_dev == here.st_dev ? "same device" : "DIFFERENT device");
     note("mode: %s", OPT.quick ? "quick (few samples; for catching breakage, not for figures)" : "full");
+    note_load("at start");
 }
 
 /* The goals of issue 8. A quick run prints them but does not judge them. */
@@ -130,6 +143,7 @@ int main(int argc, char **argv) {
     if (selected("burst")) bench_burst();
     if (selected("open")) bench_open_pending();
     if (selected("rss")) bench_rss();
+    note_load("at end");
     check_goals();
     return 0;
 }

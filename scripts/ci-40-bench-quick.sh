@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# CI: the benchmark in quick mode (scripts/bench.sh --quick), to catch
+# breakage. It asserts no timing goal -- the CI machine is shared and noisy,
+# and BENCHMARKS.md holds the figures of a full run -- only that every figure
+# line is printed, is a number, and is sane, plus the properties that do not
+# depend on timing: the empty poll allocates nothing, every commit syncs
+# exactly once (C2), the library loads neither Foundation nor ICU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export SWIFT_BACKTRACE=enable=no
+
+out="${TMPDIR:-/tmp}/iap-ci-bench-$$.txt"
+trap 'rm -f "$out"' EXIT
+scripts/bench.sh --quick >"$out"
+cat "$out"
+
+# Every figure the full run prints, and what a sane value is:
+#   num: any number (memory deltas may be negative)   pos: a number > 0
+#   zero: exactly 0   one: 1 (syncs per commit)
+expected="
+lib_size_kb pos
+links_icu zero
+links_foundation zero
+poll_empty_ns pos
+poll_empty_call_ns pos
+poll_empty_vs_call pos
+poll_empty_allocs zero
+poll_empty_calls pos
+poll_empty_samples pos
+commit_us pos
+commit_floor_us pos
+commit_sqlite_us pos
+commit_atomic_file_us pos
+commit_vs_fsync pos
+commit_vs_sqlite pos
+commit_vs_atomic_file pos
+commit_cpu_us pos
+commit_syncs_per_commit one
+commit_record_bytes pos
+commit_samples pos
+confirm_burst_1000_ms pos
+confirm_burst_1000_frame_ms pos
+confirm_burst_1000_floor_us pos
+confirm_burst_1000_vs_fsync pos
+confirm_burst_1000_syncs pos
+confirm_burst_1000_nosync_ms pos
+confirm_burst_1000_cpu_ms pos
+confirm_call_cpu_ns pos
+confirm_burst_1000_samples pos
+open_pending_ms_10 pos
+open_pending_ms_1000 pos
+open_pending_ms_100000 pos
+open_pending_sdk_ms_10 pos
+open_pending_sdk_ms_1000 pos
+open_pending_sdk_ms_100000 pos
+open_pending_per_record_100000_vs_1000 pos
+open_pending_samples_10 pos
+open_pending_samples_1000 pos
+open_pending_samples_100000 pos
+rss_growth_kb num
+rss_growth_first_50k_kb num
+rss_growth_second_50k_kb num
+heap_growth_kb num
+heap_growth_second_50k_kb num
+sdk_heap_retained_kb num
+store_heap_retained_kb num
+rss_cycle_us_nosync pos
+rss_cycles pos
+"
+
+fail=0
+count=0
+while read -r name kind; do
+  [ -n "$name" ] || continue
+  count=$((count + 1))
+  line=$(grep -E "^$name [^ ]+ [^ ]+$" "$out" || true)
+  if [ "$(printf '%s\n' "$line" | grep -c .)" -ne 1 ]; then
+    echo "ci-bench: figure $name is missing or printed more than once" >&2
+    fail=1
+    continue
+  fi
+  value=$(printf '%s\n' "$line" | awk '{print $2}')
+  if ! awk -v v="$value" -v k="$kind" 'BEGIN {
+      if (v !~ /^-?[0-9]+(\.[0-9]+)?$/) exit 1
+      if (k == "pos" && !(v + 0 > 0)) exit 1
+      if (k == "zero" && v + 0 != 0) exit 1
+      if (k == "one" && (v + 0 < 1 || v + 0 > 1.1)) exit 1
+      exit 0 }'; then
+    echo "ci-bench: figure $name = $value is not $kind" >&2
+    fail=1
+  fi
+done <<< "$expected"
+
+# No figure line the list above does not know (a new one must be added here).
+printed=$(grep -cvE '^#' "$out" || true)
+if [ "$printed" -ne "$count" ]; then
+  echo "ci-bench: $printed figure lines printed, $count expected" >&2
+  fail=1
+fi
+[ "$fail" -eq 0 ] && echo "ci-bench: all $count figure lines present and sane (timing goals are not checked in CI)"
+exit "$fail"
