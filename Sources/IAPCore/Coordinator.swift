@@ -216,10 +216,17 @@ public final class Coordinator: @unchecked Sendable {
 
     // MARK: Group commit
 
+    /// How long a flush waits after the confirm that asked for it, so that
+    /// the confirms of one frame (a restore can bring hundreds) share one
+    /// sync instead of the first few syncing alone while the rest queue up.
+    /// Only durability waits (and the finish after it); the game's thread
+    /// never does, and iap_flush flushes at once.
+    static let commitWindow: DispatchTimeInterval = .milliseconds(4)
+
     private func scheduleFlushLocked() {
         guard !flushScheduled else { return }
         flushScheduled = true
-        flusher.async { [self] in flushNow() }
+        flusher.asyncAfter(deadline: .now() + Coordinator.commitWindow) { [self] in flushNow() }
     }
 
     /// One group commit. The sync runs without `lock`: the game's confirms
