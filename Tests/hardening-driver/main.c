@@ -483,11 +483,25 @@ static void cycle_callback(void *ctx, const char *json) {
     if (is_type(json, "7") || is_type(json, "revoked")) iap_confirm(b, key_of(json));
 }
 
+/* This process's resident memory in KiB (Linux), or -1. */
+static long rss_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long kib = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmRSS:", 6) == 0) kib = strtol(line + 6, NULL, 10);
+    fclose(f);
+    return kib;
+}
+
 static int run_cycles(int count) {
+    long rss_early = -1;
     make_config(0);
     static char huge[1 << 20];
     memset(huge, 'a', sizeof huge - 1);
     for (int i = 0; i < count; i++) {
+        if (i == count / 10) rss_early = rss_kib();
         iap_bridge *b = open_or_die();
         int64_t key = 0;
         char *out = NULL, *m;
@@ -532,7 +546,8 @@ static int run_cycles(int count) {
         iap_free(m);
     }
     iap_close(b);
-    printf("cycles: %d open/buy/callback/confirm/close cycles with bad inputs; %d failures\n", count, g_failures);
+    printf("cycles: %d open/buy/callback/confirm/close cycles with bad inputs; resident memory %ld KiB after %d cycles, "
+           "%ld KiB at the end; %d failures\n", count, rss_early, count / 10, rss_kib(), g_failures);
     return g_failures == 0 ? 0 : 1;
 }
 
