@@ -47,6 +47,8 @@ extern bench_options OPT;
 long bench_thread_allocs(void);
 /* fsync + fdatasync calls made by the whole process. */
 long bench_sync_calls(void);
+/* When the latest fdatasync returned (now_us clock), 0 before any. */
+double bench_last_data_sync_end_us(void);
 /* While set, fsync/fdatasync return at once (setup only: never while a
  * durability figure is measured). */
 void bench_set_nosync(int on);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 extern void *__libc_malloc(size_t);
@@ -22,10 +23,12 @@ extern void __libc_free(void *);
 static __thread long thread_allocs;
 static atomic_long sync_calls;
 static atomic_int nosync;
+static _Atomic long long last_data_sync_end_ns;
 
 long bench_thread_allocs(void) { return thread_allocs; }
 long bench_sync_calls(void) { return atomic_load(&sync_calls); }
 void bench_set_nosync(int on) { atomic_store(&nosync, on); }
+double bench_last_data_sync_end_us(void) { return (double)atomic_load(&last_data_sync_end_ns) / 1e3; }
 
 void *malloc(size_t n) {
     thread_allocs++;
@@ -66,7 +69,11 @@ void *memalign(size_t align, size_t n) {
 int fdatasync(int fd) {
     atomic_fetch_add(&sync_calls, 1);
     if (atomic_load(&nosync)) return 0;
-    return (int)syscall(SYS_fdatasync, fd);
+    int rc = (int)syscall(SYS_fdatasync, fd);
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    atomic_store(&last_data_sync_end_ns, (long long)t.tv_sec * 1000000000LL + t.tv_nsec);
+    return rc;
 }
 
 int fsync(int fd) {
