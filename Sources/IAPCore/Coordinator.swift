@@ -33,7 +33,6 @@ public final class Coordinator: @unchecked Sendable {
     private let calls = DispatchGroup()
     private var closing = false
     private var closed = false
-    private var started = false
     private let dirLockFD: Int32
     private let flusher = DispatchQueue(label: "iapbridge.flush")
     private var flushScheduled = false
@@ -72,7 +71,6 @@ public final class Coordinator: @unchecked Sendable {
             for r in outbox.liveRecords { emittedSeq[r.id] = queue.push(r.message) }
         }
         store.start { [weak self] event in self?.handle(event) }
-        lock.withLock { started = true }
     }
 
     // MARK: Game-facing operations
@@ -289,7 +287,8 @@ public final class Coordinator: @unchecked Sendable {
         case .pending(let key, let productID, let reason):
             lock.withLock {
                 guard !closed else { return }
-                inFlight.remove(key)
+                // The key stays in flight: a purchase waiting for approval
+                // still owns its key (C7) until its result arrives.
                 queue.push(Messages.pending(key: key, productID: productID, reason: reason))
             }
         case .products(let answer):
