@@ -146,6 +146,8 @@ struct LifecycleTests {
         #expect(b.results(ms).isEmpty, "a pending purchase is not a result")
         #expect(of(ms, "pending").map(\.keyValue) == [555, 556])
         #expect(of(ms, "pending").first?["reason"]?.stringValue == "askToBuy")
+        // C7: a purchase waiting for approval still owns its key.
+        #expect(throws: IAPError.self) { _ = try b.buy("coins_100", 555) }
         b.close()
 
         b = try env.open()
