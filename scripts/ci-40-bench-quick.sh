@@ -11,7 +11,11 @@ export SWIFT_BACKTRACE=enable=no
 
 out="${TMPDIR:-/tmp}/iap-ci-bench-$$.txt"
 trap 'rm -f "$out"' EXIT
-scripts/bench.sh --quick >"$out"
+if ! scripts/bench.sh --quick >"$out"; then
+  cat "$out"
+  echo "ci-bench: scripts/bench.sh --quick failed" >&2
+  exit 1
+fi
 cat "$out"
 
 # Every figure the full run prints, and what a sane value is:
