@@ -210,7 +210,7 @@ public final class Coordinator: @unchecked Sendable {
         reservedKey = mark
     }
 
-    private static func unlockAndClose(_ fd: Int32) { closeFD(fd) }
+    private static func unlockAndClose(_ fd: Int32) { POSIX.unlockDirectory(fd) }
 
     // MARK: Group commit
 
@@ -408,14 +408,3 @@ public final class Coordinator: @unchecked Sendable {
         }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-private func closeFD(_ fd: Int32) { _ = Glibc.close(fd) }
-#elseif canImport(Musl)
-import Musl
-private func closeFD(_ fd: Int32) { _ = Musl.close(fd) }
-#elseif canImport(Darwin)
-import Darwin
-private func closeFD(_ fd: Int32) { _ = Darwin.close(fd) }
-#endif

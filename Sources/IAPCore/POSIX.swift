@@ -178,16 +178,52 @@ public enum POSIX {
     /// Takes an exclusive advisory lock on `dir/name`, held while the fd is open.
     /// A second bridge on the same directory (this process or another) is refused.
     public static func lockDirectory(_ dir: String, name: String = ".lock") throws(IAPError) -> Int32 {
+        // Why not flock: a flock lock belongs to the open file description,
+        // which a child process forked by the game (or a test runner spawning
+        // a tool) shares until it execs, so a bridge closed and reopened at
+        // that moment would find its own directory "busy". A POSIX record lock
+        // belongs to the process and is never inherited; bridges within this
+        // process are kept apart by `lockedDirectories`, keyed by the
+        // directory's device and inode so two spellings of one path collide.
+        var st = stat()
+        guard stat(dir, &st) == 0 else { throw IAPError(.io, "cannot stat \(dir): \(errnoText)") }
+        let key = "\(st.st_dev):\(st.st_ino)"
+        let claimed = lockedDirectories.withLock { $0.keys.insert(key).inserted }
+        guard claimed else { throw IAPError(.busy, "\(dir) is in use by another open bridge") }
         let fd: Int32
         do throws(IAPError) { fd = try createOwnerOnly(dir + "/" + name, flags: O_RDWR | O_CREAT | O_CLOEXEC) } catch {
+            lockedDirectories.withLock { _ = $0.keys.remove(key) }
             throw IAPError(.io, "cannot create lock file in \(dir): \(error.message)")
         }
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        var lk = flock()
+        lk.l_type = Int16(F_WRLCK)
+        lk.l_whence = Int16(SEEK_SET)
+        lk.l_start = 0
+        lk.l_len = 0
+        if fcntl(fd, F_SETLK, &lk) != 0 {
             close(fd)
-            throw IAPError(.busy, "\(dir) is in use by another open bridge")
+            lockedDirectories.withLock { _ = $0.keys.remove(key) }
+            throw IAPError(.busy, "\(dir) is in use by another open bridge (another process)")
         }
+        lockedDirectories.withLock { $0.byFD[fd] = key }
         return fd
     }
+
+    /// Releases a lock taken by `lockDirectory` and closes its descriptor.
+    public static func unlockDirectory(_ fd: Int32) {
+        lockedDirectories.withLock { held in
+            if let key = held.byFD.removeValue(forKey: fd) { held.keys.remove(key) }
+            close(fd)
+        }
+    }
+
+    /// The "device:inode" of every directory this process holds (or is
+    /// taking) a lock on, and the descriptor of each lock taken.
+    private struct HeldLocks {
+        var keys = Set<String>()
+        var byFD: [Int32: String] = [:]
+    }
+    private static let lockedDirectories = Locked(HeldLocks())
 
     public static func nowMs() -> Int64 {
         var ts = timespec()

@@ -54,7 +54,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             s.lastEntitlementIDs = s.entitlementIDsLocked()
             return s
         } catch {
-            closeDescriptor(fd)
+            POSIX.unlockDirectory(fd)
             throw error
         }
     }
@@ -336,7 +336,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                 try? persist([event("clock") { $0.int("offset", offset) }])
             }
             log.close()
-            closeDescriptor(lockFD)
+            POSIX.unlockDirectory(lockFD)
             let t = timer
             timer = nil
             return t
@@ -509,14 +509,3 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-func closeDescriptor(_ fd: Int32) { _ = Glibc.close(fd) }
-#elseif canImport(Musl)
-import Musl
-func closeDescriptor(_ fd: Int32) { _ = Musl.close(fd) }
-#elseif canImport(Darwin)
-import Darwin
-func closeDescriptor(_ fd: Int32) { _ = Darwin.close(fd) }
-#endif

@@ -238,6 +238,33 @@ struct BridgeFlowTests {
         b.close()
         try env.open().close()
     }
+
+    @Test("another process holding the data directory makes iap_open busy; a forked child never does")
+    func busyAcrossProcesses() throws {
+        let env = TestEnv()
+        try env.open().close()  // creates the directories and the lock file
+        // A second process takes the POSIX record lock, as another game instance would.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", "import fcntl,sys,time; f=open(sys.argv[1],'r+'); fcntl.lockf(f, fcntl.LOCK_EX|fcntl.LOCK_NB); print('locked', flush=True); time.sleep(30)",
+                       env.dataDir + "/.lock"]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        // SIGKILL: a test runner may ignore SIGTERM, and children inherit that.
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
+        let line = out.fileHandleForReading.availableData
+        try #require(String(decoding: line, as: UTF8.self).hasPrefix("locked"), "python3 could not take the lock")
+        do {
+            _ = try env.open()
+            Issue.record("opened while another process holds the directory")
+        } catch let e as IAPError {
+            #expect(e.code == .busy)
+        }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        try env.open().close()
+    }
 }
 
 /// Wraps a store and drops `finish`: the app "died" between confirm and finish.
