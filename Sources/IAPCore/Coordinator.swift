@@ -245,9 +245,9 @@ public final class Coordinator: @unchecked Sendable {
             if let failure { reportFlushFailure(failure) }
             return t
         }
-        for txn in toFinish {
+        if !toFinish.isEmpty {
             FaultPoint.beforeFinish.reach()
-            store.finish(transactionID: txn)
+            store.finish(transactionIDs: toFinish)
             FaultPoint.afterFinish.reach()
         }
         // Compaction is housekeeping: queued behind this flush, so neither
@@ -300,6 +300,8 @@ public final class Coordinator: @unchecked Sendable {
                     queue.push(Messages.error(op: "outbox", code: error.code, message: error.message))
                 }
             }
+        case .finished(let ids):
+            lock.withLock { if !closed { outbox.noteFinished(ids) } }
         case .entitlements(let list, let reason):
             if reason == "open" && !config.entitlementsAtOpen { return }
             pushIfOpen(Messages.entitlements(list, reason: reason, nowMs: POSIX.nowMs()))

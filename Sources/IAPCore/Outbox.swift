@@ -361,6 +361,36 @@ public final class Outbox {
         try log.appendFramed(frames)
     }
 
+    /// How many tombstones of finished transactions a session keeps.
+    /// StoreKit can deliver a transaction once more after it was finished (the
+    /// update stream lagging behind the purchase result), so a tombstone must
+    /// outlive its finish (C4); keeping the newest ones bounds memory over
+    /// a long session (about 90 bytes each) instead of growing per purchase.
+    /// Older ones still in the file go at the next open (`forgetFinished`).
+    public var finishedTombstonesKept = 10_000
+
+    /// The store reports these transactions finished. Their tombstones join
+    /// the newest-finished window; the oldest beyond it are dropped.
+    public func noteFinished(_ txns: [String]) {
+        for txn in txns {
+            let tag = TransactionTag(txn, .transaction)
+            if tombstones[tag] != nil { finishedWindow.append(tag) }
+        }
+        guard finishedWindow.count - finishedWindowHead > finishedTombstonesKept else { return }
+        while finishedWindow.count - finishedWindowHead > finishedTombstonesKept {
+            let tag = finishedWindow[finishedWindowHead]
+            finishedWindowHead += 1
+            if !isFinishPending(transaction: tag.transactionID) && byTransaction[tag] == nil { tombstones[tag] = nil }
+        }
+        if finishedWindowHead > 4096 {
+            finishedWindow.removeFirst(finishedWindowHead)
+            finishedWindowHead = 0
+        }
+    }
+
+    private var finishedWindow: [TransactionTag] = []
+    private var finishedWindowHead = 0
+
     /// Rewrites the file when it holds mostly confirmed history.
     public func compactIfWorthwhile() throws(IAPError) {
         guard isCompactionWorthwhile else { return }

@@ -25,8 +25,14 @@ public protocol Store: AnyObject, Sendable {
     /// Throws `.unknownProduct` when the store knows at once the ID is not sold.
     func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError)
 
-    /// Finishes a transaction: the game has confirmed it. Idempotent.
+    /// Finishes a transaction: the game has confirmed it. Idempotent. When
+    /// the store has really finished it, it may report `.finished`.
     func finish(transactionID: String)
+
+    /// Finishes several at once (a group commit's worth). The default calls
+    /// `finish(transactionID:)` for each; a store that can batch its own
+    /// bookkeeping does better.
+    func finish(transactionIDs: [String])
 
     /// Restore: sync with the store, then report unfinished transactions and
     /// entitlements with reason "restore" (or `.error` with op "restore").
@@ -40,6 +46,12 @@ public protocol Store: AnyObject, Sendable {
 
     /// Stops listening; no sink call starts after this returns.
     func stop()
+}
+
+extension Store {
+    public func finish(transactionIDs: [String]) {
+        for id in transactionIDs { finish(transactionID: id) }
+    }
 }
 
 /// How a transaction reached the SDK.
@@ -59,6 +71,10 @@ public enum StoreEvent: Sendable {
     /// IDs of every transaction the store still lists as unfinished (C4:
     /// tombstones for transactions not in this list can go).
     case unfinished([String])
+    /// These transactions are finished: the store will not list them as
+    /// unfinished again (the coordinator bounds how many of their tombstones
+    /// a session keeps, so memory stays flat).
+    case finished([String])
     case entitlements([StoreTransaction], reason: String)
     case error(op: String, message: String)
 }

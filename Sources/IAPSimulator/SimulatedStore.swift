@@ -281,26 +281,36 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         emit(out)
     }
 
-    public func finish(transactionID: String) {
-        lock.withLock {
-            guard let id = Int64(transactionID), var t = txns[id] else { return }
+    public func finish(transactionID: String) { finish(transactionIDs: [transactionID]) }
+
+    /// Finishes a group commit's worth in one append to the store's log, then
+    /// reports them finished (the coordinator drops their tombstones).
+    public func finish(transactionIDs: [String]) {
+        let done: [String] = lock.withLock {
             var events: [[UInt8]] = []
-            if !t.finished {
-                t.finished = true
-                events.append(event("fin") { $0.int("id", id) })
+            var updated: [SimTransaction] = []
+            var finished: [String] = []
+            for text in transactionIDs {
+                guard let id = Int64(text), var t = txns[id] else { continue }
+                let before = events.count
+                if !t.finished {
+                    t.finished = true
+                    events.append(event("fin") { $0.int("id", id) })
+                }
+                if t.revokedMs != nil && !t.revocationAcked {
+                    t.revocationAcked = true
+                    events.append(event("ack") { $0.int("id", id) })
+                }
+                if events.count > before { updated.append(t) }
+                finished.append(text)
             }
-            if t.revokedMs != nil && !t.revocationAcked {
-                t.revocationAcked = true
-                events.append(event("ack") { $0.int("id", id) })
-            }
-            guard !events.isEmpty else { return }
-            // If this write fails the store keeps listing the transaction as
-            // unfinished: it is re-delivered and, tombstoned, finished again.
-            do throws(IAPError) {
-                try persist(events)
-                txns[id] = t
-            } catch {}
+            // If this write fails the store keeps listing the transactions as
+            // unfinished: they are re-delivered and, tombstoned, finished again.
+            do throws(IAPError) { try persist(events) } catch { return [] }
+            for t in updated { txns[t.id] = t }
+            return finished
         }
+        if !done.isEmpty { emit([.finished(done)]) }
     }
 
     public func restore() {

@@ -317,9 +317,13 @@ public final class StoreKitStore: Store, @unchecked Sendable {
                 break
             }
         }
-        guard let transaction else { return }  // finished already
-        await transaction.finish()
-        lock.withLock { _ = kept.removeValue(forKey: id) }
+        if let transaction {
+            await transaction.finish()
+            lock.withLock { _ = kept.removeValue(forKey: id) }
+        }
+        // Finished now (or already): StoreKit no longer lists it as
+        // unfinished, so the coordinator may drop its tombstone.
+        emit(.finished([id]))
     }
 
     // MARK: Promoted purchases
