@@ -367,7 +367,7 @@ public final class Outbox {
     /// outlive its finish (C4); keeping the newest ones bounds memory over
     /// a long session (about 90 bytes each) instead of growing per purchase.
     /// Older ones still in the file go at the next open (`forgetFinished`).
-    public var finishedTombstonesKept = 10_000
+    public var finishedTombstonesKept = 4_096
 
     /// The store reports these transactions finished. Their tombstones join
     /// the newest-finished window; the oldest beyond it are dropped.

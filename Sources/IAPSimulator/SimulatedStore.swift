@@ -88,6 +88,8 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             insert(t)
         case "fin":
             if let id = e["id"]?.int64Value { txns[id]?.finished = true }
+        case "fins":
+            for v in e["ids"]?.arrayValue ?? [] { if let id = v.int64Value { txns[id]?.finished = true } }
         case "ack":
             if let id = e["id"]?.int64Value { txns[id]?.revocationAcked = true; txns[id]?.finished = true }
         case "revoke":
@@ -290,20 +292,25 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             var events: [[UInt8]] = []
             var updated: [SimTransaction] = []
             var finished: [String] = []
+            var newlyFinished: [JSONValue] = []
             for text in transactionIDs {
                 guard let id = Int64(text), var t = txns[id] else { continue }
-                let before = events.count
+                var changed = false
                 if !t.finished {
                     t.finished = true
-                    events.append(event("fin") { $0.int("id", id) })
+                    newlyFinished.append(.number(String(id)))
+                    changed = true
                 }
                 if t.revokedMs != nil && !t.revocationAcked {
                     t.revocationAcked = true
                     events.append(event("ack") { $0.int("id", id) })
+                    changed = true
                 }
-                if events.count > before { updated.append(t) }
+                if changed { updated.append(t) }
                 finished.append(text)
             }
+            // One event for the whole batch.
+            if !newlyFinished.isEmpty { events.append(event("fins") { $0.value("ids", .array(newlyFinished)) }) }
             // If this write fails the store keeps listing the transactions as
             // unfinished: they are re-delivered and, tombstoned, finished again.
             do throws(IAPError) { try persist(events) } catch { return [] }
