@@ -336,16 +336,22 @@ public final class Coordinator: @unchecked Sendable {
             if origin == "game" { inFlight.remove(key) }
             let owned = t.kind != .consumable
             var alreadyOwned = t.alreadyOwned && owned
+            // A purchase call answered with a transaction the game already
+            // has: an owned product bought again (a new click, its own "7"),
+            // unless it is the original purchase's own result arriving after
+            // its update-stream twin (same token key, not marked owned).
+            var isRepeatAnswer = false
+            if case .purchase(let k) = arrival { isRepeatAnswer = owned && (t.alreadyOwned || t.token?.key != k) }
             if !outbox.liveRecords(transaction: t.id, flavor: .transaction).isEmpty {
                 // C4: the same transaction again (purchase result and update
                 // stream, launch re-delivery). Only a new click on something
                 // owned gets its own answer.
-                guard case .purchase = arrival, owned,
+                guard isRepeatAnswer,
                       !outbox.liveRecords(transaction: t.id, flavor: .transaction).contains(where: { $0.key == key })
                 else { return }
                 alreadyOwned = true
             } else if outbox.hasTombstone(transaction: t.id, flavor: .transaction) {
-                guard case .purchase = arrival, owned else {
+                guard isRepeatAnswer else {
                     // Confirmed before; make sure the store forgets it, but
                     // never before the confirm is durable (C3): a pending
                     // flush finishes it then.

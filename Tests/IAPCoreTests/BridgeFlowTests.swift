@@ -133,6 +133,31 @@ struct BridgeFlowTests {
         b.close()
     }
 
+    @Test("C4: an owned product's purchase result arriving after its update-stream twin was confirmed is not a second \"7\"")
+    func lateOwnedPurchaseResult() throws {
+        let env = TestEnv()
+        let config = try BridgeConfig.parse(Array(env.configJSON.utf8))
+        let store = LaggingStore(try SimulatedStore.open(config: config))
+        let c = try Coordinator.open(config: config, store: store)
+        let b = Bridge(c)
+        _ = b.drain()
+        _ = try b.buy("remove_ads", 4242)
+        // The update stream delivered it first; the game granted and confirmed.
+        let first = b.drainResults()
+        #expect(first.map(\.keyValue) == [4242])
+        try b.confirm(4242)
+        c.flush()
+        // Now the purchase call's own result arrives.
+        store.releaseHeld()
+        #expect(b.drainResults().isEmpty, "key 4242 delivered twice in one session")
+        // A real second click on the owned product still gets its answer.
+        _ = try b.buy("remove_ads", 4243)
+        store.releaseHeld()
+        let again = b.drainResults()
+        #expect(again.map(\.keyValue) == [4243] && again.first?["alreadyOwned"] == .bool(true))
+        c.close()
+    }
+
     @Test("C6: a forged transaction is reported unverified, never as success")
     func forged() throws {
         let env = TestEnv()
@@ -278,6 +303,41 @@ final class ForgetfulStore: Store, @unchecked Sendable {
         try inner.purchase(productID: productID, key: key, token: token)
     }
     func finish(transactionID: String) {}
+    func restore() { inner.restore() }
+    func refreshEntitlements(reason: String) { inner.refreshEntitlements(reason: reason) }
+    func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { try inner.simulate(command) }
+    func stop() { inner.stop() }
+}
+
+/// Delivers each purchase result through the update stream first and holds
+/// the purchase call's own answer until `releaseHeld` (StoreKit's two paths
+/// racing).
+final class LaggingStore: Store, @unchecked Sendable {
+    let inner: Store
+    private let held = Locked<[StoreEvent]>([])
+    private let sink = Locked<(@Sendable (StoreEvent) -> Void)?>(nil)
+    init(_ inner: Store) { self.inner = inner }
+    var name: String { inner.name }
+    func start(sink: @escaping @Sendable (StoreEvent) -> Void) {
+        self.sink.withLock { $0 = sink }
+        inner.start { [held] event in
+            if case .transaction(let t, .purchase) = event {
+                held.withLock { $0.append(event) }
+                if !t.alreadyOwned { sink(.transaction(t, .update)) }
+            } else {
+                sink(event)
+            }
+        }
+    }
+    func releaseHeld() {
+        let events = held.withLock { h in defer { h.removeAll() }; return h }
+        if let s = sink.withLock({ $0 }) { for e in events { s(e) } }
+    }
+    func requestProducts(_ ids: [String]) { inner.requestProducts(ids) }
+    func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
+        try inner.purchase(productID: productID, key: key, token: token)
+    }
+    func finish(transactionID: String) { inner.finish(transactionID: transactionID) }
     func restore() { inner.restore() }
     func refreshEntitlements(reason: String) { inner.refreshEntitlements(reason: reason) }
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { try inner.simulate(command) }
