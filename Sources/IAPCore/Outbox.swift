@@ -58,7 +58,11 @@ public final class Outbox {
     // last one known to be on stable storage.
     private var writeSeq: UInt64 = 0
     private var syncedSeq: UInt64 = 0
+    // Which write carried each live record: debug builds only (the C2
+    // assertion); release builds skip two hash-table updates per purchase.
+    #if DEBUG
     private var recordWriteSeq: [UInt64: UInt64] = [:]
+    #endif
 
     public static let fileName = "outbox.log"
 
@@ -151,7 +155,9 @@ public final class Outbox {
         guard let r = live.removeValue(forKey: id) else { return nil }
         liveBytes -= r.message.count + 40
         Outbox.remove(id, from: &byKey, at: r.key)
+        #if DEBUG
         recordWriteSeq[id] = nil
+        #endif
         guard let f = r.kind.flavor else { return nil }
         let t = TransactionTag(r.transactionID, f)
         Outbox.remove(id, from: &byTransaction, at: t)
@@ -186,8 +192,12 @@ public final class Outbox {
     }
     /// C2: true once the record's bytes are on stable storage.
     public func isDurable(_ id: UInt64) -> Bool {
+        #if DEBUG
         guard let seq = recordWriteSeq[id] else { return live[id] != nil }
         return seq <= syncedSeq
+        #else
+        return live[id] != nil
+        #endif
     }
 
     // MARK: Writes
@@ -215,7 +225,9 @@ public final class Outbox {
         nextID += 1
         writeSeq += 1
         insertLive(r)
+        #if DEBUG
         recordWriteSeq[r.id] = writeSeq
+        #endif
         FaultPoint.afterOutboxWrite.reach()
         try syncLog()
         FaultPoint.afterOutboxSync.reach()
@@ -367,7 +379,7 @@ public final class Outbox {
     /// outlive its finish (C4); keeping the newest ones bounds memory over
     /// a long session (about 90 bytes each) instead of growing per purchase.
     /// Older ones still in the file go at the next open (`forgetFinished`).
-    public var finishedTombstonesKept = 4_096
+    public var finishedTombstonesKept = 2_048
 
     /// The store reports these transactions finished. Their tombstones join
     /// the newest-finished window; the oldest beyond it are dropped.
