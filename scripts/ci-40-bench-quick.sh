@@ -46,8 +46,8 @@ confirm_burst_1000_ms pos
 confirm_burst_1000_frame_ms pos
 confirm_burst_1000_floor_us pos
 confirm_burst_1000_vs_fsync pos
-confirm_burst_1000_durable_ms pos
-confirm_burst_1000_durable_vs_fsync pos
+confirm_burst_1000_finished_ms pos
+confirm_burst_1000_finished_vs_fsync pos
 confirm_burst_1000_syncs pos
 confirm_burst_1000_nosync_ms pos
 confirm_burst_1000_cpu_ms pos

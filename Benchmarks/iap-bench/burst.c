@@ -1,9 +1,10 @@
-/* confirm_burst_1000_*: a game confirms 1,000 delivered results in one frame,
- * then iap_flush waits until every confirm is durable and its transaction
- * finished; against one write + fdatasync (the floor) measured alongside.
- * confirm_burst_1000_durable_*: the same burst up to the moment the sync that
- * made the confirms durable returned (read from the fdatasync interposer):
- * the SDK's group commit without the store finishing 1,000 transactions.
+/* confirm_burst_1000_*: a game confirms 1,000 delivered results in one frame;
+ * timed until the sync that made the confirms durable returned (read from the
+ * fdatasync interposer): the 1,000 iap_confirm calls and the SDK's group
+ * commit, against one write + fdatasync (the floor) measured alongside.
+ * confirm_burst_1000_finished_*: the same burst until iap_flush returned,
+ * i.e. also the store finishing the 1,000 transactions (the simulated
+ * store's work here; StoreKit's, asynchronously, in a shipped game).
  *
  * Each sample is a fresh session on a fresh data directory: 1,000 purchases
  * (made with syncs skipped, then the whole file system synced, so the burst
@@ -91,12 +92,12 @@ void bench_burst(void) {
     }
 
     double t = median(total, samples), fr = median(frame, samples), f = median(flo, samples);
-    figure("confirm_burst_1000_ms", t / 1000, "ms");
+    figure("confirm_burst_1000_ms", median(durable, samples) / 1000, "ms");
     figure("confirm_burst_1000_frame_ms", fr / 1000, "ms");
     figure("confirm_burst_1000_floor_us", f, "us");
-    figure("confirm_burst_1000_vs_fsync", t / f, "x");
-    figure("confirm_burst_1000_durable_ms", median(durable, samples) / 1000, "ms");
-    figure("confirm_burst_1000_durable_vs_fsync", median(durable, samples) / f, "x");
+    figure("confirm_burst_1000_vs_fsync", median(durable, samples) / f, "x");
+    figure("confirm_burst_1000_finished_ms", t / 1000, "ms");
+    figure("confirm_burst_1000_finished_vs_fsync", t / f, "x");
     figure("confirm_burst_1000_syncs", (double)syncs / samples, "syncs");
     /* The same burst with syncs skipped: the work alone (SDK and store), as
      * wall time and as CPU time of all threads (steadier on a busy machine). */

@@ -98,7 +98,7 @@ static void check_goals(void) {
         {"poll_empty_allocs", "==", 0, "empty poll allocates nothing"},
         {"commit_vs_fsync", "<=", 1.3, "commit at most 1.3x one write + fdatasync"},
         {"commit_vs_sqlite", "<=", 1.0, "commit no slower than SQLite (WAL, synchronous=FULL)"},
-        {"confirm_burst_1000_vs_fsync", "<=", 10, "1,000 confirms in one frame, durable, at most 10x one fsync"},
+        {"confirm_burst_1000_vs_fsync", "<=", 10, "1,000 confirms in one frame, durable (group commit), at most 10x one fsync"},
         {"open_pending_ms_1000", "<=", 10, "1,000 pending results re-emitted within 10 ms of open"},
         {"open_pending_per_record_100000_vs_1000", "<=", 2, "open is linear: per-record cost at 100,000 at most 2x that at 1,000"},
         {"sdk_heap_retained_kb", "<=", 1024, "flat: the SDK holds on to at most 1 MB after 100,000 confirmed cycles"},
