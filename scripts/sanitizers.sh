@@ -49,9 +49,9 @@ run() {
   local reports
   reports=$(grep -c -E "^(==[0-9]+==ERROR|WARNING: ThreadSanitizer|SUMMARY: (Address|Leak|Thread)Sanitizer)" "$log" || true)
   if [ $rc -ne 0 ] || [ "$reports" != 0 ]; then
-    echo "sanitizers: $name FAILED (exit $rc, $reports sanitizer reports); log: $log"
+    echo "sanitizers: $name FAILED (exit $rc, $reports sanitizer reports); log kept in .build-sanitizers/"
     grep -m 40 -E -A 12 "ERROR|WARNING: ThreadSanitizer|FAIL" "$log" | head -80 || tail -40 "$log"
-    cp "$log" "$ROOT/.build-${name%% *}.failed.log" 2>/dev/null || true
+    mkdir -p "$ROOT/.build-sanitizers" && cp "$log" "$ROOT/.build-sanitizers/${name// /-}.failed.log"
     status=1
   else
     echo "sanitizers: $name passed in $(( $(date +%s) - t0 ))s: $(tail -1 "$log")"
