@@ -138,8 +138,8 @@ for t in "${TARGETS[@]}"; do
     -print_final_stats=1 -artifact_prefix="$ART/" "${dict[@]}" "$dir" "${seeds[@]}" > "$log" 2>&1
   rc=$?
   set -e
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
   line="$t: ${SECONDS_PER_TARGET}s, ${execs:-?} executions, coverage ${cov:-?}, corpus $(ls "$dir" | wc -l) files"
   if [ $rc -ne 0 ]; then
     line="$line, FAILED (exit $rc): see $log and $ART/"
