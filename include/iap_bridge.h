@@ -139,8 +139,10 @@ const char *iap_version(void);
  * IAP_E_NOT_SUPPORTED. On error *out is set to NULL. */
 int32_t iap_open(const char *config_json, iap_bridge **out);
 
-/* Closes a bridge: waits for confirms to be durable, stops the store and the
- * callback (a callback running on another thread finishes first). Results
+/* Closes a bridge: waits for calls under way on other threads (a purchase in
+ * progress stores its result first) and for confirms to be durable, stops the
+ * store and the callback (a callback running on another thread finishes
+ * first). Results
  * not confirmed stay on disk for the next iap_open. After it, `b` is
  * invalid. Returns IAP_OK, IAP_E_INVALID_HANDLE or IAP_E_CLOSED (twice). */
 int32_t iap_close(iap_bridge *b);
