@@ -1,6 +1,7 @@
 import Foundation
 import IAPBridge
 import IAPCore
+import IAPSimulator
 import Testing
 
 /// C8 under concurrency. The 8-thread stress is the C driver
@@ -101,5 +102,21 @@ struct ConcurrencyTests {
             again.close()
         }
         print("buy racing close: \(raced) of 60 purchases returned OK and were delivered after reopen")
+    }
+}
+
+extension ConcurrencyTests {
+    @Test("regression: nothing holds a closed bridge's coordinator (the group-commit window kept it 4 ms after close; valgrind saw it lost at exit)")
+    func closedCoordinatorIsReleased() throws {
+        let s = Scratch("release")
+        let config = try BridgeConfig.parse(Array(s.config().utf8))
+        var c: Coordinator? = try Coordinator.open(config: config, store: SimulatedStore.open(config: config))
+        let key = try c!.buy(productID: "coins_100", clickMs: 0)
+        while c!.queue.pop() != nil {}
+        try c!.confirm(key: key)  // schedules the delayed group commit
+        c!.close()
+        weak let released = c
+        c = nil
+        #expect(released == nil, "a closed coordinator is still referenced")
     }
 }
