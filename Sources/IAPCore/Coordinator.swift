@@ -336,6 +336,12 @@ public final class Coordinator: @unchecked Sendable {
         lock.withLock {
             guard !closed else { return }
             let (key, origin) = resolveKey(t, arrival, flavor: "t")
+            // The purchase call's answer for a key nothing has answered yet is
+            // always delivered: another click's answer for the same owned
+            // transaction may have been handled (even confirmed) first. Found
+            // by the hardening stress: two buys of one non-consumable racing.
+            var firstForKey = false
+            if case .purchase = arrival { firstForKey = inFlight.contains(key) }
             if origin == "game" { inFlight.remove(key) }
             let owned = t.kind != .consumable
             var alreadyOwned = t.alreadyOwned && owned
@@ -349,19 +355,19 @@ public final class Coordinator: @unchecked Sendable {
                 // C4: the same transaction again (purchase result and update
                 // stream, launch re-delivery). Only a new click on something
                 // owned gets its own answer.
-                guard isRepeatAnswer,
+                guard isRepeatAnswer || firstForKey,
                       !outbox.liveRecords(transaction: t.id, flavor: .transaction).contains(where: { $0.key == key })
                 else { return }
-                alreadyOwned = true
+                if isRepeatAnswer { alreadyOwned = true }
             } else if outbox.hasTombstone(transaction: t.id, flavor: .transaction) {
-                guard isRepeatAnswer else {
+                guard isRepeatAnswer || firstForKey else {
                     // Confirmed before; make sure the store forgets it, but
                     // never before the confirm is durable (C3): a pending
                     // flush finishes it then.
                     finishAgain = !outbox.isFinishPending(transaction: t.id)
                     return
                 }
-                alreadyOwned = true
+                if isRepeatAnswer { alreadyOwned = true }
             }
             let message = Messages.purchase(key: key, transaction: t, origin: origin, alreadyOwned: alreadyOwned)
             storeAndEmit(key: key, kind: t.verified ? .purchase : .unverified, txn: t.id, message: message)

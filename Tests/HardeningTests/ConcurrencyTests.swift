@@ -120,3 +120,73 @@ extension ConcurrencyTests {
         #expect(released == nil, "a closed coordinator is still referenced")
     }
 }
+
+/// A store whose answers the test delivers by hand, in any order.
+final class HandStore: Store, @unchecked Sendable {
+    let name = "hand"
+    private let lock = Lock()
+    private var sink: (@Sendable (StoreEvent) -> Void)?
+    func start(sink: @escaping @Sendable (StoreEvent) -> Void) { lock.withLock { self.sink = sink } }
+    func send(_ e: StoreEvent) { lock.withLock { sink }?(e) }
+    func requestProducts(_ ids: [String]) {}
+    func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {}
+    func finish(transactionID: String) {}
+    func finish(transactionIDs: [String]) {}
+    func restore() {}
+    func refreshEntitlements(reason: String) {}
+    func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { throw IAPError(.notSupported, "hand store") }
+    func stop() { lock.withLock { sink = nil } }
+}
+
+extension ConcurrencyTests {
+    static func owned(_ id: String, token: Int64, alreadyOwned: Bool = false) -> StoreTransaction {
+        StoreTransaction(id: id, originalID: id, productID: "remove_ads", kind: .nonConsumable, purchaseDateMs: 1,
+                         price: "1.99", currency: "USD", token: PurchaseToken(key: token), environment: "test",
+                         alreadyOwned: alreadyOwned)
+    }
+
+    static func sevens(_ c: Coordinator) -> [Int64] {
+        var keys: [Int64] = []
+        while let m = c.queue.pop() {
+            let v = try? JSONParser.parse(bytes: m)
+            if v?["type"]?.stringValue == "7", let k = v?["key"]?.stringValue.flatMap({ Int64($0) }) { keys.append(k) }
+        }
+        return keys
+    }
+
+    @Test("regression: two buys of one non-consumable racing: the first click still gets its \"7\" after the second click's was handled (and confirmed)")
+    func racingBuysOfOneOwnedProduct() throws {
+        let s = Scratch("owned-race")
+        let config = try BridgeConfig.parse(Array(s.config().utf8))
+        let store = HandStore()
+        let c = try Coordinator.open(config: config, store: store)
+        defer { c.close() }
+        _ = Self.sevens(c)
+
+        // Confirmed first: the second click's answer lands, is granted and confirmed.
+        #expect(try c.buy(productID: "remove_ads", clickMs: 101) == 101)
+        #expect(try c.buy(productID: "remove_ads", clickMs: 102) == 102)
+        store.send(.transaction(Self.owned("T1", token: 101, alreadyOwned: true), .purchase(key: 102)))
+        #expect(Self.sevens(c) == [102])
+        try c.confirm(key: 102)
+        c.flush()
+        store.send(.transaction(Self.owned("T1", token: 101), .purchase(key: 101)))
+        #expect(Self.sevens(c) == [101], "the first click's own result was dropped")
+
+        // Not confirmed yet: same, through the live-record path.
+        _ = try c.buy(productID: "remove_ads", clickMs: 201)
+        _ = try c.buy(productID: "remove_ads", clickMs: 202)
+        store.send(.transaction(Self.owned("T2", token: 201, alreadyOwned: true), .purchase(key: 202)))
+        store.send(.transaction(Self.owned("T2", token: 201), .purchase(key: 201)))
+        #expect(Self.sevens(c) == [202, 201])
+
+        // Still C4: the purchase result after its update-stream twin was confirmed is not delivered again.
+        _ = try c.buy(productID: "remove_ads", clickMs: 301)
+        store.send(.transaction(Self.owned("T3", token: 301), .update))
+        #expect(Self.sevens(c) == [301])
+        try c.confirm(key: 301)
+        c.flush()
+        store.send(.transaction(Self.owned("T3", token: 301), .purchase(key: 301)))
+        #expect(Self.sevens(c).isEmpty, "the twin came back after its confirm")
+    }
+}
