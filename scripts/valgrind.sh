@@ -64,13 +64,15 @@ memcheck harness "$BIN/iap-c-harness" --catalog "$CATALOG" --dir "$WORK/harness"
 memcheck cycles_short "$BIN/iap-hardening-driver" cycles --catalog "$CATALOG" --dir "$WORK/cycles1" --count "$CYCLES"
 memcheck cycles_long "$BIN/iap-hardening-driver" cycles --catalog "$CATALOG" --dir "$WORK/cycles2" --count $(( 4 * CYCLES ))
 memcheck stress "$BIN/iap-hardening-driver" stress --catalog "$CATALOG" --dir "$WORK/stress" --threads 4 --ops 60 --limit 600
-# "possibly lost" is the runtime's caches only if it does not grow with the work done.
+# "possibly lost" is the runtime's caches only if it does not grow with the work
+# done. The caches vary by a few hundred bytes with the paths a run happens to
+# take; a bridge leaked per cycle would add kilobytes over the 3N extra cycles.
 grow=$(( POSSIBLY_cycles_long - POSSIBLY_cycles_short ))
-if [ $grow -gt 512 ]; then
+if [ $grow -gt 1024 ]; then
   echo "valgrind: FAILED: \"possibly lost\" grew by $grow bytes from $CYCLES to $(( 4 * CYCLES )) cycles: a real leak"
   status=1
 else
-  echo "valgrind: \"possibly lost\" does not grow with the work done ($POSSIBLY_cycles_short B after $CYCLES cycles, $POSSIBLY_cycles_long B after $(( 4 * CYCLES ))): runtime caches"
+  echo "valgrind: \"possibly lost\" does not grow with the work done (within 1 KiB) ($POSSIBLY_cycles_short B after $CYCLES cycles, $POSSIBLY_cycles_long B after $(( 4 * CYCLES ))): runtime caches"
 fi
 echo "valgrind: took $(( $(date +%s) - t0 ))s"
 exit $status
