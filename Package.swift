@@ -59,7 +59,7 @@ let package = Package(
         // valgrind scripts run; the fuzz targets (Fuzz/) are built only by scripts/fuzz.sh.
         .executableTarget(
             name: "iap-hardening-driver", dependencies: ["IAPBridge"], path: "Tests/hardening-driver",
-            cSettings: [.headerSearchPath("../../include")]),
+            cSettings: [.headerSearchPath("../../include"), .headerSearchPath("../../samples/c-common")]),
         // The bad-input matrix, the concurrency stress, JSON round trips, file-system safety.
         .testTarget(
             name: "HardeningTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge"],
@@ -69,7 +69,7 @@ let package = Package(
         // on the C ABI, and the driver that kills it and checks its books.
         .executableTarget(
             name: "iap-crash-game", dependencies: ["IAPBridge"], path: "Tests/crash-campaign/game",
-            cSettings: [.headerSearchPath("../../../include")]),
+            cSettings: [.headerSearchPath("../../../include"), .headerSearchPath("../../../samples/c-common")]),
         .executableTarget(
             name: "iap-crash-campaign", dependencies: ["IAPCore", "IAPSimulator"], path: "Tests/crash-campaign/driver",
             swiftSettings: strict),

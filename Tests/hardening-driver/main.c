@@ -25,6 +25,7 @@
  * Exit 0 when every check passed. The last line is a summary.
  */
 #include "iap_bridge.h"
+#include "iap_json_field.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -56,35 +57,15 @@ static double now_s(void) {
     return (double)tv.tv_sec + tv.tv_usec / 1e6;
 }
 
-/* One top-level string or number field of a compact SDK message. */
-static int field(const char *json, const char *name, char *out, size_t size) {
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":", name);
-    const char *p = strstr(json, pat);
-    if (!p || size == 0) return 0;
-    p += strlen(pat);
-    size_t n = 0;
-    if (*p == '"') {
-        p++;
-        while (*p && *p != '"' && n + 1 < size) {
-            if (*p == '\\' && p[1]) p++;
-            out[n++] = *p++;
-        }
-    } else {
-        while (*p && *p != ',' && *p != '}' && n + 1 < size) out[n++] = *p++;
-    }
-    out[n] = 0;
-    return 1;
-}
 
 static int is_type(const char *json, const char *type) {
     char t[32];
-    return field(json, "type", t, sizeof t) && strcmp(t, type) == 0;
+    return iap_json_field(json, "type", t, sizeof t) && strcmp(t, type) == 0;
 }
 
 static int64_t key_of(const char *json) {
     char k[32];
-    if (!field(json, "key", k, sizeof k)) return 0;
+    if (!iap_json_field(json, "key", k, sizeof k)) return 0;
     return strtoll(k, NULL, 10);
 }
 

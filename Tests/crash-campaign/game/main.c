@@ -26,6 +26,7 @@
  * usage: iap-crash-game --work DIR --catalog FILE --seed N --buys N [--drain]
  */
 #include "iap_bridge.h"
+#include "iap_json_field.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -157,26 +158,6 @@ static void ledger_load(void) {
 
 /* ---- messages ------------------------------------------------------------ */
 
-/* Reads "name":"value" or "name":number from the SDK's compact JSON. */
-static int field(const char *json, const char *name, char *out, size_t size) {
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":", name);
-    const char *p = strstr(json, pat);
-    if (!p) return 0;
-    p += strlen(pat);
-    size_t n = 0;
-    if (*p == '"') {
-        p++;
-        while (*p && *p != '"' && n + 1 < size) {
-            if (*p == '\\' && p[1]) p++;
-            out[n++] = *p++;
-        }
-    } else {
-        while (*p && *p != ',' && *p != '}' && n + 1 < size) out[n++] = *p++;
-    }
-    out[n] = 0;
-    return 1;
-}
 
 static void frame_pause(void) {
     if (rnd() % 2) usleep((useconds_t)(rnd() % 2000));
@@ -184,14 +165,14 @@ static void frame_pause(void) {
 
 static void handle(iap_bridge *b, const char *m) {
     char type[32] = "";
-    field(m, "type", type, sizeof type);
+    iap_json_field(m, "type", type, sizeof type);
     if (strcmp(type, "7") == 0) {
         char key[32] = "", result[8] = "", txn[64] = "", product[128] = "", origin[16] = "";
-        field(m, "key", key, sizeof key);
-        field(m, "result", result, sizeof result);
-        field(m, "transactionID", txn, sizeof txn);
-        field(m, "productID", product, sizeof product);
-        field(m, "origin", origin, sizeof origin);
+        iap_json_field(m, "key", key, sizeof key);
+        iap_json_field(m, "result", result, sizeof result);
+        iap_json_field(m, "transactionID", txn, sizeof txn);
+        iap_json_field(m, "productID", product, sizeof product);
+        iap_json_field(m, "origin", origin, sizeof origin);
         int64_t k = strtoll(key, NULL, 10);
         ledger_write(0, "S %lld %s", (long long)k, result);
         /* A game grants on a later frame and confirms after saving: random
@@ -216,7 +197,7 @@ static void handle(iap_bridge *b, const char *m) {
         if (rc != IAP_OK && rc != IAP_E_UNKNOWN_KEY) die("iap_confirm(%lld): %s: %s", (long long)k, iap_error_name(rc), iap_errmsg());
     } else if (strcmp(type, "outbox_damaged") == 0) {
         char rec[32] = "";
-        field(m, "recovered", rec, sizeof rec);
+        iap_json_field(m, "recovered", rec, sizeof rec);
         ledger_write(0, "D %s", rec);
     } else if (strcmp(type, "error") == 0) {
         ledger_write(0, "E %.400s", m);
