@@ -336,38 +336,30 @@ public final class Coordinator: @unchecked Sendable {
         lock.withLock {
             guard !closed else { return }
             let (key, origin) = resolveKey(t, arrival, flavor: "t")
-            // The purchase call's answer for a key nothing has answered yet is
-            // always delivered: another click's answer for the same owned
-            // transaction may have been handled (even confirmed) first. Found
-            // by the hardening stress: two buys of one non-consumable racing.
-            var firstForKey = false
-            if case .purchase = arrival { firstForKey = inFlight.contains(key) }
+            // The purchase call's own answer for a key nothing has answered
+            // yet. Anything else about a transaction already shown (its
+            // update-stream twin, launch re-delivery, a restore) is the same
+            // transaction again (C4). Found by the 8-thread stress: two buys of
+            // one non-consumable racing, and a purchase result arriving after
+            // its update-stream twin was confirmed.
+            var answersClick = false
+            if case .purchase = arrival { answersClick = inFlight.contains(key) }
             if origin == "game" { inFlight.remove(key) }
             let owned = t.kind != .consumable
-            var alreadyOwned = t.alreadyOwned && owned
-            // A purchase call answered with a transaction the game already
-            // has: an owned product bought again (a new click, its own "7"),
-            // unless it is the original purchase's own result arriving after
-            // its update-stream twin (same token key, not marked owned).
-            var isRepeatAnswer = false
-            if case .purchase(let k) = arrival { isRepeatAnswer = owned && (t.alreadyOwned || t.token?.key != k) }
-            if !outbox.liveRecords(transaction: t.id, flavor: .transaction).isEmpty {
-                // C4: the same transaction again (purchase result and update
-                // stream, launch re-delivery). Only a new click on something
-                // owned gets its own answer.
-                guard isRepeatAnswer || firstForKey,
-                      !outbox.liveRecords(transaction: t.id, flavor: .transaction).contains(where: { $0.key == key })
-                else { return }
-                if isRepeatAnswer { alreadyOwned = true }
-            } else if outbox.hasTombstone(transaction: t.id, flavor: .transaction) {
-                guard isRepeatAnswer || firstForKey else {
-                    // Confirmed before; make sure the store forgets it, but
+            // Owned already: the store says so, or this click got another
+            // click's transaction (its token carries the other key).
+            let alreadyOwned = owned && (t.alreadyOwned || (answersClick && t.token?.key != key))
+            let live = outbox.liveRecords(transaction: t.id, flavor: .transaction)
+            if !live.isEmpty || outbox.hasTombstone(transaction: t.id, flavor: .transaction) {
+                // Seen before: only a new click on something owned gets its
+                // own answer, and never twice for one key.
+                guard answersClick, owned, !live.contains(where: { $0.key == key }) else {
+                    // Confirmed before: make sure the store forgets it, but
                     // never before the confirm is durable (C3): a pending
                     // flush finishes it then.
-                    finishAgain = !outbox.isFinishPending(transaction: t.id)
+                    if live.isEmpty { finishAgain = !outbox.isFinishPending(transaction: t.id) }
                     return
                 }
-                if isRepeatAnswer { alreadyOwned = true }
             }
             let message = Messages.purchase(key: key, transaction: t, origin: origin, alreadyOwned: alreadyOwned)
             storeAndEmit(key: key, kind: t.verified ? .purchase : .unverified, txn: t.id, message: message)
