@@ -380,6 +380,9 @@ public final class Outbox {
     /// a long session (about 90 bytes each) instead of growing per purchase.
     /// Older ones still in the file go at the next open (`forgetFinished`).
     public var finishedTombstonesKept = 2_048
+    /// Tombstones of finished transactions, oldest first from `finishedWindowHead`.
+    private var finishedWindow: [TransactionTag] = []
+    private var finishedWindowHead = 0
 
     /// The store reports these transactions finished. Their tombstones join
     /// the newest-finished window; the oldest beyond it are dropped.
@@ -388,7 +391,6 @@ public final class Outbox {
             let tag = TransactionTag(txn, .transaction)
             if tombstones[tag] != nil { finishedWindow.append(tag) }
         }
-        guard finishedWindow.count - finishedWindowHead > finishedTombstonesKept else { return }
         while finishedWindow.count - finishedWindowHead > finishedTombstonesKept {
             let tag = finishedWindow[finishedWindowHead]
             finishedWindowHead += 1
@@ -399,9 +401,6 @@ public final class Outbox {
             finishedWindowHead = 0
         }
     }
-
-    private var finishedWindow: [TransactionTag] = []
-    private var finishedWindowHead = 0
 
     /// Rewrites the file when it holds mostly confirmed history.
     public func compactIfWorthwhile() throws(IAPError) {
