@@ -34,6 +34,20 @@ let fuzzScratch: String = {
     return dir
 }()
 
+/// The sample catalog ($IAP_FUZZ_CATALOG, else samples/catalog/Game.storekit
+/// from the repository root), copied once into the scratch directory for the
+/// targets that open bridges on it.
+let sampleCatalogCopy: String = {
+    let path = fuzzScratch + "/Game.storekit"
+    let sample = getenv("IAP_FUZZ_CATALOG").map { String(cString: $0) } ?? "samples/catalog/Game.storekit"
+    guard let bytes = try? POSIX.readFile(sample) else {
+        check(false, "cannot read the sample catalog \(sample) (run from the repository root or set IAP_FUZZ_CATALOG)")
+        return path
+    }
+    writeFile(path, bytes)
+    return path
+}()
+
 /// rm -rf, for the fuzzer's own scratch directories only.
 func removeTree(_ path: String) {
     guard let d = opendir(path) else {

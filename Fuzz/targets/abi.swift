@@ -15,15 +15,7 @@ import IAPCore
 // handed to the game is one JSON object with a "type".
 
 private let scratch = fuzzScratch + "/abi"
-private let catalogPath = fuzzScratch + "/Game.storekit"
-private let setUp: Void = {
-    let sample = getenv("IAP_FUZZ_CATALOG").map { String(cString: $0) } ?? "samples/catalog/Game.storekit"
-    guard let bytes = try? POSIX.readFile(sample) else {
-        check(false, "cannot read the sample catalog \(sample) (run from the repository root or set IAP_FUZZ_CATALOG)")
-        return
-    }
-    writeFile(catalogPath, bytes)
-}()
+private let catalogPath = sampleCatalogCopy
 
 /// One megabyte of 'a', NUL-terminated: the "huge string" argument.
 private let huge: UnsafeMutablePointer<CChar> = {
@@ -180,7 +172,7 @@ private final class State {
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzABI(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    _ = setUp
+    _ = catalogPath
     mkdir(scratch, 0o700)
     defer { removeTree(scratch) }
     var p = Program(b: bytes(data, size))

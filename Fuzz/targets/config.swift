@@ -13,16 +13,7 @@ import IAPSimulator
 // without the fuzzer ever creating directories elsewhere.
 
 private let scratch = fuzzScratch + "/config"
-private let catalogPath = fuzzScratch + "/Game.storekit"
-private let setUp: Void = {
-    mkdir(scratch, 0o700)
-    let sample = getenv("IAP_FUZZ_CATALOG").map { String(cString: $0) } ?? "samples/catalog/Game.storekit"
-    guard let bytes = try? POSIX.readFile(sample) else {
-        check(false, "cannot read the sample catalog \(sample) (run from the repository root or set IAP_FUZZ_CATALOG)")
-        return
-    }
-    writeFile(catalogPath, bytes)
-}()
+private let catalogPath = sampleCatalogCopy
 
 /// Replaces every "@D" and "@C" (the fuzzer's spelling of our paths).
 private func expand(_ input: [UInt8]) -> [UInt8] {
@@ -53,7 +44,7 @@ private let allowedOpenCodes: Set<Int32> = [0, -2, -3, -4, -5, -6, -9, -13]
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzConfig(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    _ = setUp
+    _ = catalogPath
     let text = expand(bytes(data, size))
     let config: BridgeConfig
     do { config = try BridgeConfig.parse(text) } catch {

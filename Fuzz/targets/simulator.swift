@@ -17,15 +17,7 @@ import IAPCore
 // JSON with a "type"; a confirmed key never comes back as a "7".
 
 private let scratch = fuzzScratch + "/sim"
-private let catalogPath = fuzzScratch + "/Game.storekit"
-private let setUp: Void = {
-    let sample = getenv("IAP_FUZZ_CATALOG").map { String(cString: $0) } ?? "samples/catalog/Game.storekit"
-    guard let bytes = try? POSIX.readFile(sample) else {
-        check(false, "cannot read the sample catalog \(sample) (run from the repository root or set IAP_FUZZ_CATALOG)")
-        return
-    }
-    writeFile(catalogPath, bytes)
-}()
+private let catalogPath = sampleCatalogCopy
 
 private let config: [UInt8] = {
     var w = JSONObjectWriter()
@@ -71,7 +63,7 @@ private func expectError(_ rc: Int32, _ function: String) {
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSimulator(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    _ = setUp
+    _ = catalogPath
     let input = bytes(data, size)
     mkdir(scratch, 0o700)
     defer { removeTree(scratch) }
