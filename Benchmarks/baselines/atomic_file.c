@@ -3,25 +3,11 @@
 #define _GNU_SOURCE
 #include "baselines.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <unistd.h>
-
-static int write_all(int fd, const char *p, size_t n) {
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 int bl_atomic_file_commit(const char *dir, int64_t key, const void *bytes, size_t n) {
     char tmp[PATH_MAX], final[PATH_MAX];
@@ -29,7 +15,7 @@ int bl_atomic_file_commit(const char *dir, int64_t key, const void *bytes, size_
     snprintf(final, sizeof final, "%s/%" PRId64 ".rec", dir, key);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return -1;
-    if (write_all(fd, bytes, n) != 0 || fsync(fd) != 0) {
+    if (bl_write_all(fd, bytes, n) != 0 || fsync(fd) != 0) {
         close(fd);
         return -1;
     }

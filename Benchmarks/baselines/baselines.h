@@ -16,6 +16,10 @@
 int bl_floor_open(const char *path);
 int bl_floor_commit(int fd, const void *bytes, size_t n);
 
+/* Writes all n bytes (retrying short writes and EINTR); 0 or -1. Shared by
+ * the file baselines so each is the same write plus its own syncs. */
+int bl_write_all(int fd, const void *bytes, size_t n);
+
 /* SQLite, WAL journal, synchronous=FULL: one INSERT (its own transaction)
  * of the same record: key, kind, transaction ID, message. */
 typedef struct bl_sqlite bl_sqlite;

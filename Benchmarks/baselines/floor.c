@@ -10,7 +10,7 @@ int bl_floor_open(const char *path) {
     return open(path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC | O_CLOEXEC, 0600);
 }
 
-int bl_floor_commit(int fd, const void *bytes, size_t n) {
+int bl_write_all(int fd, const void *bytes, size_t n) {
     const char *p = bytes;
     while (n > 0) {
         ssize_t w = write(fd, p, n);
@@ -21,5 +21,10 @@ int bl_floor_commit(int fd, const void *bytes, size_t n) {
         p += w;
         n -= (size_t)w;
     }
+    return 0;
+}
+
+int bl_floor_commit(int fd, const void *bytes, size_t n) {
+    if (bl_write_all(fd, bytes, n) != 0) return -1;
     return fdatasync(fd);
 }
