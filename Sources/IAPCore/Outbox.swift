@@ -383,17 +383,21 @@ public final class Outbox {
     /// Tombstones of finished transactions, oldest first from `finishedWindowHead`.
     private var finishedWindow: [TransactionTag] = []
     private var finishedWindowHead = 0
+    private var inFinishedWindow: Set<TransactionTag> = []
 
     /// The store reports these transactions finished. Their tombstones join
     /// the newest-finished window; the oldest beyond it are dropped.
     public func noteFinished(_ txns: [String]) {
         for txn in txns {
             let tag = TransactionTag(txn, .transaction)
-            if tombstones[tag] != nil { finishedWindow.append(tag) }
+            // Once per transaction: a second finish (re-delivered, finished
+            // again) must not push it out of the window early.
+            if tombstones[tag] != nil, inFinishedWindow.insert(tag).inserted { finishedWindow.append(tag) }
         }
         while finishedWindow.count - finishedWindowHead > finishedTombstonesKept {
             let tag = finishedWindow[finishedWindowHead]
             finishedWindowHead += 1
+            inFinishedWindow.remove(tag)
             if !isFinishPending(transaction: tag.transactionID) && byTransaction[tag] == nil { tombstones[tag] = nil }
         }
         if finishedWindowHead > 4096 {

@@ -25,5 +25,8 @@ struct TombstoneWindowTests {
         #expect(box.tombstoneCount == 4, "window of 3 finished + the unfinished t6")
         for i in 3...6 { #expect(box.hasTombstone(transaction: "t\(i)", flavor: .transaction)) }
         for i in 1...2 { #expect(!box.hasTombstone(transaction: "t\(i)", flavor: .transaction)) }
+        // A transaction reported finished twice counts once in the window.
+        box.noteFinished(["t5", "t5", "t5"])
+        for i in 3...6 { #expect(box.hasTombstone(transaction: "t\(i)", flavor: .transaction)) }
     }
 }
