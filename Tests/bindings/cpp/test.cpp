@@ -1,0 +1,272 @@
+// Test of include/iap_bridge.hpp against the real library.
+//
+//   bash Tests/bindings/cpp/run.sh        (g++ and clang++, with and without exceptions)
+//   or: c++ -std=c++17 -Wall -Wextra -pedantic -Werror -Iinclude Tests/bindings/cpp/test.cpp
+//       -L<dir of libIAPBridge.so> -lIAPBridge -o test; ./test samples/catalog/Game.storekit
+//
+// Also builds with -fno-exceptions (the throwing parts are then left out).
+#include "iap_bridge.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unistd.h>
+
+namespace {
+
+int passed = 0, failed = 0;
+
+void check(bool ok, const std::string &what) {
+    if (ok) {
+        passed++;
+    } else {
+        failed++;
+        std::fprintf(stderr, "cpp: FAIL: %s\n", what.c_str());
+    }
+}
+
+template <class R>
+void check_code(const R &r, int32_t code, const std::string &what) {
+    bool ok = r.code() == code;
+    check(ok, what + ": expected " + iap::error_name(code) + ", got " + r.name() + " (" + r.message() + ")");
+    if (code != iap::OK) check(!r.message().empty(), what + ": an error carries a message");
+}
+
+int64_t now_ms() {
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// Polls (up to ~5 s) until a message of `type` arrives; other messages are dropped.
+std::optional<std::string> wait_for(iap::Bridge &b, const std::string &type, int max_ms = 5000) {
+    for (int i = 0; i < max_ms / 10; i++) {
+        auto r = b.poll(std::nothrow);
+        if (!r.ok()) return std::nullopt;
+        if (auto &m = r.value()) {
+            if (iap::field(*m, "type") == type) return m;
+            continue;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return std::nullopt;
+}
+
+void test_helpers() {
+    check(iap::parse_key("9007199254740993") == int64_t(9007199254740993LL), "parse_key above 2^53 is exact");
+    check(iap::parse_key("-9223372036854775808") == INT64_MIN, "parse_key INT64_MIN");
+    check(iap::parse_key("9223372036854775807") == INT64_MAX, "parse_key INT64_MAX");
+    check(!iap::parse_key("9223372036854775808"), "parse_key refuses overflow");
+    check(!iap::parse_key("12a") && !iap::parse_key("") && !iap::parse_key("+1") && !iap::parse_key("1.5"),
+          "parse_key refuses non-integers");
+    const std::string m =
+        R"({"type":"7","message":"a \"key\":\"1\" inside","nested":{"key":"2"},"list":[{"key":"3"}],)"
+        R"("key":"9007199254740993","productID":"caf\u00e9 \ud83d\ude00 \"q\" \\","quantity":1,"expiresDate":null})";
+    check(iap::field(m, "key") == std::string("9007199254740993"), "field finds the top-level key only");
+    check(iap::field(m, "productID") == std::string("caf\xc3\xa9 \xf0\x9f\x98\x80 \"q\" \\"), "field decodes escapes");
+    check(iap::field(m, "quantity") == std::string("1"), "field reads a number");
+    check(iap::field(m, "expiresDate") == std::string("null"), "field reads null");
+    check(iap::field(m, "nested") == std::string(R"({"key":"2"})"), "field reads an object's text");
+    check(!iap::field(m, "missing"), "field: absent");
+    check(!iap::field("not json", "type"), "field: not an object");
+    check(iap::json_quote("a\"b\\c\n\x01") == "\"a\\\"b\\\\c\\n\\u0001\"", "json_quote escapes");
+    check(std::string(iap::error_name(-17)) == "IAP_E_NOT_DELIVERED" &&
+              std::string(iap::error_name(-18)) == "IAP_E_RESOURCE" &&
+              std::string(iap::error_name(-19)) == "IAP_E_STORE",
+          "the codes announced for 1.1 are named");
+    check(std::string(iap::error_name(iap::E_DUPLICATE_KEY)) == "IAP_E_DUPLICATE_KEY", "error_name");
+    check(std::string(iap::error_name(-1000)) == "IAP_E_UNKNOWN_CODE", "error_name of an unknown code asks the library");
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    const char *catalog_arg = argc > 1 ? argv[1] : "samples/catalog/Game.storekit";
+    char catalog[PATH_MAX];
+    if (!realpath(catalog_arg, catalog)) {
+        std::fprintf(stderr, "cpp: cannot find the catalog %s\n", catalog_arg);
+        return 2;
+    }
+    char tmpl[] = "/tmp/iap-cpp-test.XXXXXX";
+    if (!mkdtemp(tmpl)) { std::perror("cpp: mkdtemp"); return 2; }
+    const std::string dir = tmpl;
+    const std::string config = iap::simulator_config(dir + "/data", catalog, dir + "/state");
+
+    std::printf("cpp: library %s", iap::version().c_str());
+    if (auto n = iap::version_number()) std::printf(" (version number %d)", *n);
+    std::printf("\n");
+    check(!iap::version().empty(), "version");
+
+    test_helpers();
+
+    // A bad config: nothrow result and exception carry the code.
+    {
+        auto r = iap::Bridge::open("{\"store\":\"simulator\",\"dataDir\":\"relative\"}", std::nothrow);
+        check_code(r, iap::E_BAD_CONFIG, "open with a relative dataDir");
+        auto bad_json = iap::Bridge::open("{", std::nothrow);
+        check_code(bad_json, iap::E_BAD_JSON, "open with bad JSON");
+#if IAP_HPP_EXCEPTIONS
+        try {
+            iap::Bridge::open("[]");
+            check(false, "open([]) must throw");
+        } catch (const iap::Error &e) {
+            check(e.code() == iap::E_BAD_CONFIG && std::string(e.name()) == "IAP_E_BAD_CONFIG" && *e.what(),
+                  std::string("open([]) throws IAP_E_BAD_CONFIG, got ") + e.name());
+        }
+#endif
+    }
+
+    auto opened = iap::Bridge::open(config, std::nothrow);
+    check_code(opened, iap::OK, "open");
+    if (!opened.ok()) {
+        std::printf("cpp: %d passed, %d failed\n", passed, failed + 1);
+        return 1;
+    }
+    iap::Bridge bridge = std::move(opened).value();
+    check(bridge.is_open() && bridge.native_handle() != nullptr, "open bridge");
+
+    // Products.
+    check_code(bridge.request_products({"coins_100", "remove_ads", "no_such_thing"}, std::nothrow), iap::OK,
+               "request_products");
+    auto products = wait_for(bridge, "999");
+    check(products.has_value(), "a \"999\" message arrives");
+    if (products) check(products->find("coins_100") != std::string::npos, "the \"999\" lists coins_100");
+    check_code(bridge.request_products_json("not json", std::nothrow), iap::E_BAD_JSON, "request_products bad JSON");
+
+    // Buy coins_100, poll for its "7", confirm with the message's key.
+    auto bought = bridge.buy("coins_100", now_ms(), std::nothrow);
+    check_code(bought, iap::OK, "buy coins_100");
+    int64_t key = bought.ok() ? bought.value() : 0;
+    check(key != 0, "buy reports a key");
+    auto result = wait_for(bridge, "7");
+    check(result.has_value(), "the \"7\" arrives");
+    if (result) {
+        check(iap::field(*result, "result") == std::string("0"), "result is \"0\" (success): " + *result);
+        check(iap::field(*result, "productID") == std::string("coins_100"), "productID is coins_100");
+        auto k = iap::parse_key(iap::field(*result, "key").value_or(""));
+        check(k.has_value() && *k == key, "the message's key is the key buy reported");
+        if (k) check_code(bridge.confirm(*k, std::nothrow), iap::OK, "confirm the message's key");
+        if (k) check_code(bridge.confirm(*k, std::nothrow), iap::E_UNKNOWN_KEY, "confirm twice");
+    }
+    check_code(bridge.flush(std::nothrow), iap::OK, "flush");
+
+    // Bad calls.
+    check_code(bridge.buy("no_such_product", now_ms() + 1, std::nothrow), iap::E_UNKNOWN_PRODUCT, "buy unknown product");
+    check_code(bridge.buy("", 0, std::nothrow), iap::E_INVALID_ARG, "buy empty product");
+    check_code(bridge.buy(std::string("coins\0_100", 10), 0, std::nothrow), iap::E_INVALID_ARG, "buy with a NUL");
+    check_code(bridge.confirm(424242, std::nothrow), iap::E_UNKNOWN_KEY, "confirm a key never issued");
+    check_code(bridge.simulator("{\"op\":\"no_such_op\"}", std::nothrow), iap::E_UNKNOWN_OP, "simulator unknown op");
+    auto txns = bridge.simulator("{\"op\":\"transactions\"}", std::nothrow);
+    check_code(txns, iap::OK, "simulator transactions");
+    if (txns.ok()) check(txns.value().find("coins_100") != std::string::npos, "the store lists the purchase");
+#if IAP_HPP_EXCEPTIONS
+    try {
+        bridge.buy("no_such_product");
+        check(false, "buy(no_such_product) must throw");
+    } catch (const iap::Error &e) {
+        check(e.code() == iap::E_UNKNOWN_PRODUCT && std::string(e.name()) == "IAP_E_UNKNOWN_PRODUCT",
+              std::string("buy throws IAP_E_UNKNOWN_PRODUCT, got ") + e.name());
+    }
+    // Throwing overloads on the happy path: SDK-chosen key.
+    try {
+        int64_t k2 = bridge.buy("coins_100");
+        check(k2 != 0, "buy(click_ms = 0) reports the SDK's key");
+        auto m2 = wait_for(bridge, "7");
+        check(m2 && iap::parse_key(iap::field(*m2, "key").value_or("")) == k2, "the second \"7\" carries the SDK's key");
+        bridge.confirm(k2);
+        bridge.flush();
+        check(true, "throwing overloads");
+    } catch (const iap::Error &e) {
+        check(false, std::string("throwing overloads: ") + e.name() + ": " + e.what());
+    }
+#endif
+
+    // The callback: messages arrive on the SDK's thread; confirm on ours.
+    {
+        std::mutex mu;
+        std::condition_variable cv;
+        std::string got;
+        auto rc = bridge.set_callback(
+            [&](std::string_view json) {
+                if (iap::field(json, "type") != std::string("7")) return;
+                std::lock_guard<std::mutex> lock(mu);
+                got.assign(json.data(), json.size());
+                cv.notify_all();
+            },
+            std::nothrow);
+        check_code(rc, iap::OK, "set_callback");
+        auto k3 = bridge.buy("remove_ads", 0, std::nothrow);
+        check_code(k3, iap::OK, "buy remove_ads");
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait_for(lock, std::chrono::seconds(5), [&] { return !got.empty(); });
+        check(!got.empty(), "the callback receives the \"7\"");
+        std::string msg = got;
+        lock.unlock();
+        if (!msg.empty() && k3.ok()) {
+            check(iap::field(msg, "result") == std::string("0"), "remove_ads result is \"0\"");
+            check(iap::parse_key(iap::field(msg, "key").value_or("")) == k3.value(), "callback key matches");
+            check_code(bridge.confirm(k3.value(), std::nothrow), iap::OK, "confirm from the callback's message");
+        }
+        check_code(bridge.set_callback(nullptr, std::nothrow), iap::OK, "set_callback(nullptr) back to polling");
+    }
+
+    // Move: the moved-from Bridge holds nothing.
+    iap::Bridge moved = std::move(bridge);
+    check(!bridge.is_open() && moved.is_open(), "move transfers the bridge");
+    check_code(bridge.buy("coins_100", 0, std::nothrow), iap::E_INVALID_HANDLE, "a moved-from Bridge");
+
+    // Close, then every call answers IAP_E_CLOSED.
+    check_code(moved.close(std::nothrow), iap::OK, "close");
+    check_code(moved.close(std::nothrow), iap::E_CLOSED, "close twice");
+    check_code(moved.buy("coins_100", 0, std::nothrow), iap::E_CLOSED, "buy after close");
+    check_code(moved.poll(std::nothrow), iap::E_CLOSED, "poll after close");
+    check_code(moved.confirm(1, std::nothrow), iap::E_CLOSED, "confirm after close");
+#if IAP_HPP_EXCEPTIONS
+    try {
+        moved.poll();
+        check(false, "poll() after close must throw");
+    } catch (const iap::Error &e) {
+        check(e.code() == iap::E_CLOSED, std::string("poll() after close throws IAP_E_CLOSED, got ") + e.name());
+    }
+#endif
+
+    // The library itself refuses a stale pointer with IAP_E_CLOSED.
+    {
+        iap_bridge *raw = nullptr;
+        check(iap_open(config.c_str(), &raw) == IAP_OK, "raw open after close (the dataDir was released)");
+        check(iap_close(raw) == IAP_OK, "raw close");
+        int64_t k = 1;
+        check(iap_buy(raw, "coins_100", 0, &k) == IAP_E_CLOSED && k == 0, "the library answers IAP_E_CLOSED");
+    }
+
+    // The destructor closes: the dataDir can be opened again right after.
+    {
+        auto scoped = iap::Bridge::open(config, std::nothrow);
+        check_code(scoped, iap::OK, "open in a scope");
+        auto busy = iap::Bridge::open(config, std::nothrow);
+        check_code(busy, iap::E_BUSY, "a second bridge on the same dataDir");
+    }
+    {
+        auto again = iap::Bridge::open(config, std::nothrow);
+        check_code(again, iap::OK, "reopen after the destructor closed");
+        if (again.ok()) {
+            auto b = std::move(again).value();
+            // Everything was confirmed: no "7" is delivered again.
+            auto stray = wait_for(b, "7", 1000);
+            check(!stray.has_value(), "nothing confirmed is delivered again");
+        }
+    }
+
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    check(!ec, "remove the temporary directory");
+
+    std::printf("cpp: %d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,578 @@
+/*
+ * iap_bridge.hpp: a header-only C++17 wrapper over iap_bridge.h, for engines
+ * written in C++ (Unreal, Cocos2d-x, your own). Copy this file next to
+ * iap_bridge.h, link libIAPBridge, and:
+ *
+ *   #include "iap_bridge.hpp"
+ *
+ *   iap::Bridge bridge = iap::Bridge::open(iap::simulator_config(dataDir, catalog, stateDir));
+ *   bridge.request_products({"coins_100", "remove_ads"});      // a "999" message answers
+ *   int64_t key = bridge.buy("coins_100", click_ms);            // the key actually used
+ *   while (auto m = bridge.poll()) {                            // every frame
+ *       if (iap::field(*m, "type") == "7" || iap::field(*m, "type") == "revoked") {
+ *           int64_t k = *iap::parse_key(*iap::field(*m, "key"));
+ *           if (!save_has(k)) { grant(*m); save(k); }           // grant + save first
+ *           bridge.confirm(k);                                  // then confirm
+ *       }
+ *   }
+ *
+ * ERRORS, two styles (pick one per call site):
+ *   - throwing:  bridge.buy("coins_100", t)  throws iap::Error (code(), name(), what())
+ *   - nothrow:   bridge.buy("coins_100", t, std::nothrow)  returns iap::Result<int64_t>
+ *                (ok(), code(), name(), message(), value()).
+ * With exceptions disabled (Unreal's default; -fno-exceptions) only the nothrow
+ * overloads exist, and Result::value() on an error aborts.
+ *
+ * OWNERSHIP: iap::Bridge is move-only and closes its bridge in its destructor.
+ * Strings from iap_poll/iap_simulator are copied into std::string and freed
+ * with iap_free here; you never see a raw pointer. A Bridge used after close()
+ * answers IAP_E_CLOSED without touching the library (the C pointer is never
+ * reused after close); a moved-from Bridge answers IAP_E_INVALID_HANDLE.
+ *
+ * KEYS are int64_t everywhere. Messages carry them as decimal strings: read
+ * them with iap::field() and convert with iap::parse_key() (exact, no double).
+ * Always use the key buy() returns or the message carries: the SDK may choose
+ * another key than the click time you passed.
+ */
+#ifndef IAP_BRIDGE_HPP
+#define IAP_BRIDGE_HPP
+
+#include "iap_bridge.h"
+
+#include <charconv>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
+#define IAP_HPP_EXCEPTIONS 1
+#include <stdexcept>
+#else
+#define IAP_HPP_EXCEPTIONS 0
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+/* Optional: libraries newer than 1.0 export it. Weak, so an older library
+ * still links and loads; iap::version_number() then answers std::nullopt. */
+extern "C" int32_t iap_version_number(void) __attribute__((weak));
+#define IAP_HPP_HAVE_WEAK 1
+#else
+#define IAP_HPP_HAVE_WEAK 0
+#endif
+
+namespace iap {
+
+/* ---- result codes (the header's, plus those announced for 1.1) ---------- */
+enum Code : int32_t {
+    OK = 0,
+    E_NULL_ARG = -1,
+    E_INVALID_ARG = -2,
+    E_BAD_JSON = -3,
+    E_BAD_CONFIG = -4,
+    E_CATALOG = -5,
+    E_IO = -6,
+    E_INVALID_HANDLE = -7,
+    E_CLOSED = -8,
+    E_BUSY = -9,
+    E_UNKNOWN_PRODUCT = -10,
+    E_DUPLICATE_KEY = -11,
+    E_UNKNOWN_KEY = -12,
+    E_NOT_SUPPORTED = -13,
+    E_UNKNOWN_OP = -14,
+    E_NOT_FOUND = -15,
+    E_INTERNAL = -16,
+    E_NOT_DELIVERED = -17, /* iap_confirm of a result not yet handed to the game */
+    E_RESOURCE = -18,      /* a thread, descriptor or memory could not be had */
+    E_STORE = -19,         /* the store reported a failure */
+};
+
+/* The name of a code, e.g. "IAP_E_DUPLICATE_KEY". Known codes are named here
+ * (so a newer code reads well with an older library); others ask the library. */
+inline const char *error_name(int32_t code) noexcept {
+    switch (code) {
+    case OK: return "IAP_OK";
+    case E_NULL_ARG: return "IAP_E_NULL_ARG";
+    case E_INVALID_ARG: return "IAP_E_INVALID_ARG";
+    case E_BAD_JSON: return "IAP_E_BAD_JSON";
+    case E_BAD_CONFIG: return "IAP_E_BAD_CONFIG";
+    case E_CATALOG: return "IAP_E_CATALOG";
+    case E_IO: return "IAP_E_IO";
+    case E_INVALID_HANDLE: return "IAP_E_INVALID_HANDLE";
+    case E_CLOSED: return "IAP_E_CLOSED";
+    case E_BUSY: return "IAP_E_BUSY";
+    case E_UNKNOWN_PRODUCT: return "IAP_E_UNKNOWN_PRODUCT";
+    case E_DUPLICATE_KEY: return "IAP_E_DUPLICATE_KEY";
+    case E_UNKNOWN_KEY: return "IAP_E_UNKNOWN_KEY";
+    case E_NOT_SUPPORTED: return "IAP_E_NOT_SUPPORTED";
+    case E_UNKNOWN_OP: return "IAP_E_UNKNOWN_OP";
+    case E_NOT_FOUND: return "IAP_E_NOT_FOUND";
+    case E_INTERNAL: return "IAP_E_INTERNAL";
+    case E_NOT_DELIVERED: return "IAP_E_NOT_DELIVERED";
+    case E_RESOURCE: return "IAP_E_RESOURCE";
+    case E_STORE: return "IAP_E_STORE";
+    default: return ::iap_error_name(code);
+    }
+}
+
+/* The library's version string, e.g. "1.0.0". */
+inline std::string version() { return ::iap_version(); }
+
+/* major*10000 + minor*100 + patch, if the loaded library exports it. */
+inline std::optional<int32_t> version_number() noexcept {
+#if IAP_HPP_HAVE_WEAK
+    if (&::iap_version_number != nullptr) return ::iap_version_number();
+#endif
+    return std::nullopt;
+}
+
+#if IAP_HPP_EXCEPTIONS
+/* Thrown by the throwing overloads. what() is the library's sentence. */
+class Error : public std::runtime_error {
+public:
+    Error(int32_t code, const std::string &message)
+        : std::runtime_error(message), code_(code) {}
+    int32_t code() const noexcept { return code_; }
+    const char *name() const noexcept { return error_name(code_); }
+private:
+    int32_t code_;
+};
+#endif
+
+namespace detail {
+[[noreturn]] inline void fail(int32_t code, const std::string &message) {
+#if IAP_HPP_EXCEPTIONS
+    throw Error(code, message);
+#else
+    (void)code;
+    (void)message;
+    std::abort();
+#endif
+}
+} // namespace detail
+
+/* The outcome of a nothrow call: a code, the library's sentence on error, and
+ * a value on success. */
+template <class T>
+class Result {
+public:
+    static Result success(T v) { Result r; r.value_.emplace(std::move(v)); return r; }
+    static Result failure(int32_t code, std::string message) {
+        Result r; r.code_ = code; r.message_ = std::move(message); return r;
+    }
+    bool ok() const noexcept { return code_ == OK; }
+    explicit operator bool() const noexcept { return ok(); }
+    int32_t code() const noexcept { return code_; }
+    const char *name() const noexcept { return error_name(code_); }
+    const std::string &message() const noexcept { return message_; }
+    /* The value; on error throws iap::Error (or aborts without exceptions). */
+    T &value() & { check(); return *value_; }
+    const T &value() const & { check(); return *value_; }
+    T &&value() && { check(); return std::move(*value_); }
+    T &operator*() & { return value(); }
+    T *operator->() { return &value(); }
+private:
+    void check() const { if (!ok()) detail::fail(code_, message_); }
+    int32_t code_ = OK;
+    std::string message_;
+    std::optional<T> value_;
+};
+
+template <>
+class Result<void> {
+public:
+    static Result success() { return Result(); }
+    static Result failure(int32_t code, std::string message) {
+        Result r; r.code_ = code; r.message_ = std::move(message); return r;
+    }
+    bool ok() const noexcept { return code_ == OK; }
+    explicit operator bool() const noexcept { return ok(); }
+    int32_t code() const noexcept { return code_; }
+    const char *name() const noexcept { return error_name(code_); }
+    const std::string &message() const noexcept { return message_; }
+    void value() const { if (!ok()) detail::fail(code_, message_); }
+private:
+    int32_t code_ = OK;
+    std::string message_;
+};
+
+/* ---- JSON helpers (messages are compact JSON; no JSON library needed) ------ */
+
+/* A JSON string literal for s (quotes included), for building configs. */
+inline std::string json_quote(std::string_view s) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (c < 0x20 || c == 0x7f) {
+                out += "\\u00"; out += hex[c >> 4]; out += hex[c & 15];
+            } else {
+                out += static_cast<char>(c);
+            }
+        }
+    }
+    return out + "\"";
+}
+
+/* The config of a simulated-store bridge (paths absolute; parents must exist). */
+inline std::string simulator_config(std::string_view data_dir, std::string_view catalog,
+                                    std::string_view state_dir = {}) {
+    std::string c = "{\"store\":\"simulator\",\"dataDir\":" + json_quote(data_dir) +
+                    ",\"catalog\":" + json_quote(catalog);
+    if (!state_dir.empty()) c += ",\"simulator\":{\"stateDir\":" + json_quote(state_dir) + "}";
+    return c + "}";
+}
+
+/* The config of a StoreKit 2 bridge (Apple platforms). */
+inline std::string storekit_config(std::string_view data_dir) {
+    return "{\"store\":\"storekit\",\"dataDir\":" + json_quote(data_dir) + "}";
+}
+
+/* A JSON array of strings, e.g. for request_products. */
+inline std::string json_string_array(const std::vector<std::string> &items) {
+    std::string out = "[";
+    for (size_t i = 0; i < items.size(); i++) {
+        if (i) out += ",";
+        out += json_quote(items[i]);
+    }
+    return out + "]";
+}
+
+namespace detail {
+inline void put_utf8(std::string &out, uint32_t cp) {
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+}
+
+inline bool hex4(std::string_view s, size_t i, uint32_t &v) {
+    if (i + 4 > s.size()) return false;
+    v = 0;
+    for (size_t k = i; k < i + 4; k++) {
+        char c = s[k];
+        v <<= 4;
+        if (c >= '0' && c <= '9') v |= static_cast<uint32_t>(c - '0');
+        else if (c >= 'a' && c <= 'f') v |= static_cast<uint32_t>(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') v |= static_cast<uint32_t>(c - 'A' + 10);
+        else return false;
+    }
+    return true;
+}
+
+/* Reads the string literal starting at s[i] == '"'; i ends after its quote. */
+inline bool read_string(std::string_view s, size_t &i, std::string *out) {
+    i++;
+    while (i < s.size()) {
+        char c = s[i++];
+        if (c == '"') return true;
+        if (c != '\\') { if (out) *out += c; continue; }
+        if (i >= s.size()) return false;
+        char e = s[i++];
+        switch (e) {
+        case '"': case '\\': case '/': if (out) *out += e; break;
+        case 'b': if (out) *out += '\b'; break;
+        case 'f': if (out) *out += '\f'; break;
+        case 'n': if (out) *out += '\n'; break;
+        case 'r': if (out) *out += '\r'; break;
+        case 't': if (out) *out += '\t'; break;
+        case 'u': {
+            uint32_t cp;
+            if (!hex4(s, i, cp)) return false;
+            i += 4;
+            if (cp >= 0xD800 && cp < 0xDC00 && i + 6 <= s.size() && s[i] == '\\' && s[i + 1] == 'u') {
+                uint32_t lo;
+                if (hex4(s, i + 2, lo) && lo >= 0xDC00 && lo < 0xE000) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    i += 6;
+                }
+            }
+            if (out) put_utf8(*out, cp);
+            break;
+        }
+        default: return false;
+        }
+    }
+    return false;
+}
+
+/* Skips one value (any type) starting at s[i]; i ends after it. */
+inline bool skip_value(std::string_view s, size_t &i) {
+    int depth = 0;
+    while (i < s.size()) {
+        char c = s[i];
+        if (c == '"') {
+            if (!read_string(s, i, nullptr)) return false;
+        } else if (c == '{' || c == '[') {
+            depth++; i++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0) return true; /* the end of the enclosing object */
+            depth--; i++;
+        } else if (c == ',' && depth == 0) {
+            return true;
+        } else {
+            i++;
+        }
+        if (depth == 0 && i < s.size() && (s[i] == ',' || s[i] == '}')) return true;
+    }
+    return depth == 0;
+}
+
+inline void skip_ws(std::string_view s, size_t &i) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+}
+} // namespace detail
+
+/* One top-level field of a message: a string's contents (escapes decoded), or
+ * the raw text of any other value (a number, true/false/null, an object or
+ * array). std::nullopt when the field is absent or the text is not an object.
+ * Only top-level names match: a "key" inside a nested object or inside a
+ * string is never mistaken for the message's key. */
+inline std::optional<std::string> field(std::string_view json, std::string_view name) {
+    size_t i = 0;
+    detail::skip_ws(json, i);
+    if (i >= json.size() || json[i] != '{') return std::nullopt;
+    i++;
+    for (;;) {
+        detail::skip_ws(json, i);
+        if (i >= json.size() || json[i] != '"') return std::nullopt;
+        std::string key;
+        if (!detail::read_string(json, i, &key)) return std::nullopt;
+        detail::skip_ws(json, i);
+        if (i >= json.size() || json[i] != ':') return std::nullopt;
+        i++;
+        detail::skip_ws(json, i);
+        if (i >= json.size()) return std::nullopt;
+        if (key == name) {
+            if (json[i] == '"') {
+                std::string v;
+                if (!detail::read_string(json, i, &v)) return std::nullopt;
+                return v;
+            }
+            size_t start = i;
+            if (!detail::skip_value(json, i)) return std::nullopt;
+            size_t end = i;
+            while (end > start && (json[end - 1] == ' ' || json[end - 1] == '\n' ||
+                                   json[end - 1] == '\r' || json[end - 1] == '\t')) end--;
+            return std::string(json.substr(start, end - start));
+        }
+        if (json[i] == '"') {
+            if (!detail::read_string(json, i, nullptr)) return std::nullopt;
+        } else if (!detail::skip_value(json, i)) {
+            return std::nullopt;
+        }
+        detail::skip_ws(json, i);
+        if (i >= json.size() || json[i] != ',') return std::nullopt; /* '}' or garbage: not found */
+        i++;
+    }
+}
+
+/* A key written as a decimal string ("-42", "9007199254740993") as int64_t,
+ * exactly (no double on the way). std::nullopt if it is not one. */
+inline std::optional<int64_t> parse_key(std::string_view s) {
+    if (s.empty() || s.front() == '+') return std::nullopt;
+    int64_t v = 0;
+    auto r = std::from_chars(s.data(), s.data() + s.size(), v, 10);
+    if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+    return v;
+}
+
+/* ---- the bridge ---------------------------------------------------------- */
+
+class Bridge {
+public:
+    using Callback = std::function<void(std::string_view json)>;
+
+    /* A Bridge that holds nothing (every call answers IAP_E_INVALID_HANDLE). */
+    Bridge() noexcept = default;
+    Bridge(const Bridge &) = delete;
+    Bridge &operator=(const Bridge &) = delete;
+    Bridge(Bridge &&o) noexcept { take(std::move(o)); }
+    Bridge &operator=(Bridge &&o) noexcept {
+        if (this != &o) { shutdown(); take(std::move(o)); }
+        return *this;
+    }
+    /* Closes the bridge if it is open (results not confirmed stay on disk). */
+    ~Bridge() { shutdown(); }
+
+    /* Opens a bridge; config_json as documented at iap_open. */
+    static Result<Bridge> open(const std::string &config_json, std::nothrow_t) {
+        iap_bridge *b = nullptr;
+        int32_t rc = ::iap_open(config_json.c_str(), &b);
+        if (rc != IAP_OK) return Result<Bridge>::failure(rc, ::iap_errmsg());
+        Bridge out;
+        out.b_ = b;
+        out.state_ = State::open;
+        return Result<Bridge>::success(std::move(out));
+    }
+
+    bool is_open() const noexcept { return state_ == State::open; }
+    /* The C handle, for calls this wrapper does not cover. Owned by *this. */
+    iap_bridge *native_handle() const noexcept { return state_ == State::open ? b_ : nullptr; }
+
+    /* Closes now (waits for purchases under way and durable confirms). A second
+     * close answers IAP_E_CLOSED. */
+    Result<void> close(std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return r;
+        int32_t rc = ::iap_close(b_);
+        state_ = State::closed;
+        b_ = nullptr;
+        callbacks_.clear(); /* iap_close stopped the callback: nothing calls them any more */
+        return wrap(rc);
+    }
+
+    /* Asks for product information; a "999" message answers. */
+    Result<void> request_products(const std::vector<std::string> &ids, std::nothrow_t) {
+        return request_products_json(json_string_array(ids), std::nothrow);
+    }
+    Result<void> request_products_json(const std::string &ids_json, std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return r;
+        return wrap(::iap_request_products(b_, ids_json.c_str()));
+    }
+
+    /* Starts a purchase; click_ms <= 0 lets the SDK pick a fresh key. The value
+     * is the key the "7" will carry (not necessarily click_ms). */
+    Result<int64_t> buy(const std::string &product_id, int64_t click_ms, std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return Result<int64_t>::failure(r.code(), r.message());
+        if (product_id.find('\0') != std::string::npos)
+            return Result<int64_t>::failure(E_INVALID_ARG, "iap::Bridge::buy: the product ID contains a NUL character");
+        int64_t key = 0;
+        int32_t rc = ::iap_buy(b_, product_id.c_str(), click_ms, &key);
+        if (rc != IAP_OK) return Result<int64_t>::failure(rc, ::iap_errmsg());
+        return Result<int64_t>::success(key);
+    }
+
+    /* Confirms a "7" or "revoked" result after the game granted and saved it. */
+    Result<void> confirm(int64_t key, std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return r;
+        return wrap(::iap_confirm(b_, key));
+    }
+
+    Result<void> restore(std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return r;
+        return wrap(::iap_restore(b_));
+    }
+
+    Result<void> flush(std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return r;
+        return wrap(::iap_flush(b_));
+    }
+
+    /* The next message (std::nullopt when none is waiting), or an error. */
+    Result<std::optional<std::string>> poll(std::nothrow_t) {
+        using R = Result<std::optional<std::string>>;
+        if (auto r = usable(); !r.ok()) return R::failure(r.code(), r.message());
+        char *m = ::iap_poll(b_);
+        if (!m) return R::success(std::nullopt);
+        std::unique_ptr<char, void (*)(void *)> owned(m, ::iap_free);
+        return R::success(std::string(m));
+    }
+
+    /* Drives the simulated store; the answer is its JSON. */
+    Result<std::string> simulator(const std::string &command_json, std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return Result<std::string>::failure(r.code(), r.message());
+        char *out = nullptr;
+        int32_t rc = ::iap_simulator(b_, command_json.c_str(), &out);
+        std::unique_ptr<char, void (*)(void *)> owned(out, ::iap_free);
+        if (rc != IAP_OK) return Result<std::string>::failure(rc, ::iap_errmsg());
+        return Result<std::string>::success(out ? std::string(out) : std::string());
+    }
+
+    /* Messages go to cb from now on, on the SDK's delivery thread (not the game's
+     * main thread: hand them over). An empty cb switches back to poll(). cb is
+     * kept alive until close(). */
+    Result<void> set_callback(Callback cb, std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return r;
+        if (!cb) return wrap(::iap_set_callback(b_, nullptr, nullptr));
+        auto holder = std::make_unique<Callback>(std::move(cb));
+        int32_t rc = ::iap_set_callback(b_, &Bridge::trampoline, holder.get());
+        if (rc == IAP_OK) callbacks_.push_back(std::move(holder)); /* an older one may still be running */
+        return wrap(rc);
+    }
+
+#if IAP_HPP_EXCEPTIONS
+    /* Throwing overloads: the same calls, throwing iap::Error on failure. */
+    static Bridge open(const std::string &config_json) { return open(config_json, std::nothrow).value(); }
+    void close() { close(std::nothrow).value(); }
+    void request_products(const std::vector<std::string> &ids) { request_products(ids, std::nothrow).value(); }
+    void request_products_json(const std::string &ids_json) { request_products_json(ids_json, std::nothrow).value(); }
+    int64_t buy(const std::string &product_id, int64_t click_ms = 0) {
+        return buy(product_id, click_ms, std::nothrow).value();
+    }
+    void confirm(int64_t key) { confirm(key, std::nothrow).value(); }
+    void restore() { restore(std::nothrow).value(); }
+    void flush() { flush(std::nothrow).value(); }
+    std::optional<std::string> poll() { return poll(std::nothrow).value(); }
+    std::string simulator(const std::string &command_json) { return simulator(command_json, std::nothrow).value(); }
+    void set_callback(Callback cb) { set_callback(std::move(cb), std::nothrow).value(); }
+#endif
+
+private:
+    enum class State { empty, open, closed };
+
+    static void trampoline(void *ctx, const char *json) {
+        auto *cb = static_cast<Callback *>(ctx);
+        (*cb)(std::string_view(json ? json : ""));
+    }
+
+    static Result<void> wrap(int32_t rc) {
+        if (rc == IAP_OK) return Result<void>::success();
+        return Result<void>::failure(rc, ::iap_errmsg());
+    }
+
+    Result<void> usable() const {
+        switch (state_) {
+        case State::open: return Result<void>::success();
+        case State::closed:
+            return Result<void>::failure(E_CLOSED, "iap::Bridge: the bridge was closed; open a new one");
+        default:
+            return Result<void>::failure(E_INVALID_HANDLE, "iap::Bridge: this Bridge holds no bridge (moved from, or never opened)");
+        }
+    }
+
+    void take(Bridge &&o) noexcept {
+        b_ = std::exchange(o.b_, nullptr);
+        state_ = std::exchange(o.state_, State::empty);
+        callbacks_ = std::move(o.callbacks_);
+        o.callbacks_.clear();
+    }
+
+    void shutdown() noexcept {
+        if (state_ == State::open) (void)::iap_close(b_);
+        b_ = nullptr;
+        state_ = State::empty;
+        callbacks_.clear();
+    }
+
+    iap_bridge *b_ = nullptr;
+    State state_ = State::empty;
+    std::vector<std::unique_ptr<Callback>> callbacks_;
+};
+
+} // namespace iap
+
+#endif /* IAP_BRIDGE_HPP */
