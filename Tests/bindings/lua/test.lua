@@ -1,0 +1,191 @@
+-- Test of bindings/lua/iap_bridge.lua against the real library, under LuaJIT.
+--   IAP_LIB=/abs/libIAPBridge.so IAP_CATALOG=/abs/Game.storekit luajit Tests/bindings/lua/test.lua
+-- (Tests/bindings/lua/run.sh sets both.) Exits non-zero on any failure.
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+package.path = here .. "../../../bindings/lua/?.lua;" .. package.path
+
+local ffi = require("ffi")
+local iap = require("iap_bridge")
+pcall(ffi.cdef, "int usleep(unsigned int usec);")
+
+local passed, failed = 0, 0
+local function check(ok, what)
+  if ok then
+    passed = passed + 1
+  else
+    failed = failed + 1
+    io.stderr:write("lua: FAIL: " .. what .. "\n")
+  end
+end
+
+-- A call that must fail with `code`: returns nil plus an error table.
+local function check_err(code, what, value, err)
+  local got = err and err.code
+  check(value == nil and iap.is_error(err) and got == code,
+    what .. ": expected " .. iap.error_name(code) .. ", got " .. tostring(err or value))
+  if err then check(type(err.message) == "string" and #err.message > 0, what .. ": the error carries a message") end
+end
+
+local function check_ok(what, value, err)
+  check(value ~= nil and err == nil, what .. ": " .. tostring(err))
+  return value
+end
+
+local function raises(f, pattern, what)
+  local ok, msg = pcall(f)
+  check(not ok and tostring(msg):find(pattern) ~= nil, what .. ": " .. tostring(msg))
+end
+
+local function wait_for(bridge, type_, max_ms)
+  for _ = 1, (max_ms or 5000) / 10 do
+    local m = bridge:poll()
+    if m then
+      if iap.field(m, "type") == type_ then return m end
+    else
+      ffi.C.usleep(10000)
+    end
+  end
+  return nil
+end
+
+------------------------------------------------------------------------
+-- Keys: exact int64, never through a double
+------------------------------------------------------------------------
+do
+  local big = "9007199254740993" -- 2^53 + 1: a double cannot hold it
+  local k = iap.key(big)
+  check(type(k) == "cdata" and ffi.istype("int64_t", k), "key() gives int64_t cdata")
+  check(k == 9007199254740993LL, "key('9007199254740993') == 9007199254740993LL")
+  check(iap.key_string(k) == big, "9007199254740993 survives string -> int64 -> string")
+  check(k - 1 == 9007199254740992LL and k + 1 == 9007199254740994LL, "neighbours of 2^53+1 stay distinct")
+  check(tonumber(big) == 9007199254740992, "(a Lua number would have lost the last digit)")
+  check(iap.key_string(iap.key("9223372036854775807")) == "9223372036854775807", "INT64_MAX round trip")
+  check(iap.key_string(iap.key("-9223372036854775808")) == "-9223372036854775808", "INT64_MIN round trip")
+  check(iap.key_string(iap.key("-4127000000000000001")) == "-4127000000000000001", "negative store key round trip")
+  check(iap.key_string(iap.key("0")) == "0", "zero")
+  check(iap.key_from_string("9223372036854775808") == nil, "overflow refused")
+  check(iap.key_from_string("-9223372036854775809") == nil, "underflow refused")
+  check(iap.key_from_string("12a") == nil and iap.key_from_string("") == nil and iap.key_from_string("-") == nil
+    and iap.key_from_string("1.5") == nil and iap.key_from_string("+1") == nil, "non-integers refused")
+  check(iap.key(1700000000123) == 1700000000123LL, "a millisecond time as a Lua number is accepted")
+  raises(function() iap.key(2 ^ 53 + 2) end, "lost digits", "a Lua number above 2^53 is refused")
+  raises(function() iap.key(1.5) end, "lost digits", "a fractional number is refused")
+  raises(function() iap.key("abc") end, "not a decimal", "a non-decimal string is refused")
+  check(iap.key(ffi.new("int64_t", 42)) == 42LL, "int64_t cdata passes through")
+  check(iap.key_string(ffi.new("int64_t", -7)) == "-7", "key_string of cdata has no LL suffix")
+end
+
+------------------------------------------------------------------------
+-- The message field reader
+------------------------------------------------------------------------
+do
+  local m = '{"type":"7","message":"a \\"key\\":\\"1\\" inside","nested":{"key":"2"},"list":[{"key":"3"}],'
+    .. '"key":"9007199254740993","productID":"caf\\u00e9 \\ud83d\\ude00 \\"q\\" \\\\","quantity":1,"expiresDate":null}'
+  check(iap.field(m, "key") == "9007199254740993", "field finds the top-level key only")
+  check(iap.field(m, "productID") == 'caf\195\169 \240\159\152\128 "q" \\', "field decodes escapes")
+  check(iap.field(m, "quantity") == "1", "field reads a number")
+  check(iap.field(m, "expiresDate") == "null", "field reads null")
+  check(iap.field(m, "nested") == '{"key":"2"}', "field reads an object's text")
+  check(iap.field(m, "missing") == nil, "absent field")
+  check(iap.field("not json", "type") == nil, "not an object")
+  local msg = iap.read_message(m)
+  check(msg.type == "7" and msg.key == "9007199254740993" and msg.result == nil, "read_message")
+  check(iap.json_quote('a"b\\c\n\1') == '"a\\"b\\\\c\\n\\u0001"', "json_quote")
+  check(iap.error_name(-17) == "IAP_E_NOT_DELIVERED" and iap.error_name(-18) == "IAP_E_RESOURCE"
+    and iap.error_name(-19) == "IAP_E_STORE", "codes announced for 1.1 are named")
+  check(iap.codes.IAP_E_CLOSED == -8 and iap.error_name(-1000) == "IAP_E_UNKNOWN_CODE", "codes table")
+end
+
+------------------------------------------------------------------------
+-- Against the library
+------------------------------------------------------------------------
+local lib_path = assert(os.getenv("IAP_LIB"), "set IAP_LIB to the library's path")
+local catalog = assert(os.getenv("IAP_CATALOG"), "set IAP_CATALOG to the .storekit catalog's absolute path")
+local lib = iap.load(lib_path)
+local dir = io.popen("mktemp -d /tmp/iap-lua-test.XXXXXX"):read("*l")
+assert(dir and #dir > 0, "mktemp failed")
+local config = iap.simulator_config(dir .. "/data", catalog, dir .. "/state")
+
+local ok_run, run_err = pcall(function()
+  print("lua: library " .. lib:version() .. (lib:version_number() and (" (" .. lib:version_number() .. ")") or ""))
+  check(#lib:version() > 0, "version")
+  check(lib:version_number() == nil or lib:version_number() >= 10000, "version_number is optional")
+
+  check_err(iap.codes.IAP_E_BAD_CONFIG, "open relative dataDir", lib:open('{"store":"simulator","dataDir":"relative"}'))
+  check_err(iap.codes.IAP_E_BAD_JSON, "open bad JSON", lib:open("{"))
+
+  local bridge = check_ok("open", lib:open(config))
+  assert(bridge, "open failed")
+  check(bridge:is_open(), "is_open")
+
+  check_ok("request_products", bridge:request_products({ "coins_100", "remove_ads", "no_such_thing" }))
+  local products = wait_for(bridge, "999")
+  check(products ~= nil and products:find("coins_100", 1, true) ~= nil, "the \"999\" arrives with coins_100")
+  check_err(iap.codes.IAP_E_BAD_JSON, "request_products bad JSON", bridge:request_products("not json"))
+
+  -- Buy, poll for the "7", confirm with the message's key.
+  local key = check_ok("buy coins_100", bridge:buy("coins_100", os.time() * 1000))
+  check(ffi.istype("int64_t", key) and key ~= 0, "buy returns an int64_t key")
+  local m = wait_for(bridge, "7")
+  check(m ~= nil, "the \"7\" arrives")
+  if m then
+    local msg = iap.read_message(m)
+    check(msg.result == "0", "result is \"0\": " .. m)
+    check(msg.productID == "coins_100", "productID")
+    check(msg.key == iap.key_string(key), "the message's key is the key buy returned")
+    check(iap.key(msg.key) == key, "key() of the message's key equals the cdata key")
+    check_ok("confirm with the message's key string", bridge:confirm(msg.key))
+    check_err(iap.codes.IAP_E_UNKNOWN_KEY, "confirm twice", bridge:confirm(msg.key))
+  end
+  check_ok("flush", bridge:flush())
+
+  -- An SDK-chosen key, confirmed as int64_t cdata.
+  local k2 = check_ok("buy remove_ads with an SDK key", bridge:buy("remove_ads"))
+  local m2 = wait_for(bridge, "7")
+  check(m2 ~= nil and iap.field(m2, "key") == iap.key_string(k2) and iap.field(m2, "result") == "0",
+    "the second \"7\" carries the SDK's key")
+  check_ok("confirm with int64_t cdata", bridge:confirm(k2))
+
+  -- Bad input.
+  check_err(iap.codes.IAP_E_UNKNOWN_PRODUCT, "buy unknown product", bridge:buy("no_such_product", os.time() * 1000 + 1))
+  check_err(iap.codes.IAP_E_INVALID_ARG, "buy empty product", bridge:buy(""))
+  check_err(iap.codes.IAP_E_INVALID_ARG, "buy with a NUL", bridge:buy("coins\0_100"))
+  check_err(iap.codes.IAP_E_UNKNOWN_KEY, "confirm a key never issued", bridge:confirm("424242"))
+  raises(function() bridge:confirm(2 ^ 60) end, "lost digits", "confirm with a lossy Lua number")
+  check_err(iap.codes.IAP_E_UNKNOWN_OP, "simulator unknown op", bridge:simulator('{"op":"no_such_op"}'))
+  local txns = check_ok("simulator transactions", bridge:simulator('{"op":"transactions"}'))
+  check(txns and txns:find("coins_100", 1, true) ~= nil, "the store lists the purchase")
+  local _, e = bridge:buy("no_such_product")
+  check(tostring(e):find("IAP_E_UNKNOWN_PRODUCT (-10)", 1, true) ~= nil, "tostring(err): " .. tostring(e))
+
+  -- Close; every call then answers IAP_E_CLOSED.
+  check_ok("close", bridge:close())
+  check(not bridge:is_open(), "not open after close")
+  check_err(iap.codes.IAP_E_CLOSED, "close twice", bridge:close())
+  check_err(iap.codes.IAP_E_CLOSED, "buy after close", bridge:buy("coins_100"))
+  check_err(iap.codes.IAP_E_CLOSED, "poll after close", bridge:poll())
+  check_err(iap.codes.IAP_E_CLOSED, "confirm after close", bridge:confirm("1"))
+
+  -- The raw C functions: the library itself refuses a stale pointer.
+  local out = ffi.new("iap_bridge *[1]")
+  check(lib.C.iap_open(config, out) == 0, "raw open after close (dataDir released)")
+  local raw = out[0]
+  check(lib.C.iap_close(raw) == 0, "raw close")
+  local k = ffi.new("int64_t[1]", 5)
+  check(lib.C.iap_buy(raw, "coins_100", 0, k) == iap.codes.IAP_E_CLOSED and k[0] == 0, "the library answers IAP_E_CLOSED")
+
+  -- Reopen: everything was confirmed, nothing comes back.
+  local again = check_ok("reopen", lib:open(config))
+  if again then
+    check(wait_for(again, "7", 1000) == nil, "nothing confirmed is delivered again")
+    check_ok("close again", again:close())
+  end
+end)
+if not ok_run then
+  failed = failed + 1
+  io.stderr:write("lua: FAIL: the test raised: " .. tostring(run_err) .. "\n")
+end
+
+os.execute("rm -rf '" .. dir .. "'")
+print(string.format("lua: %d passed, %d failed", passed, failed))
+os.exit(failed == 0 and 0 or 1)

@@ -1,0 +1,498 @@
+--[[
+iap_bridge.lua: IAPBridge for LuaJIT's FFI (LÖVE, Defold, Solar2D, any LuaJIT
+host). One file: copy it into your project and ship libIAPBridge next to it.
+
+  local iap = require("iap_bridge")
+  local lib = iap.load("libIAPBridge.so")          -- or a full path; .dylib on macOS
+  local bridge = assert(lib:open(iap.simulator_config(dataDir, catalog, stateDir)))
+  bridge:request_products({ "coins_100", "remove_ads" })   -- a "999" message answers
+  local key = assert(bridge:buy("coins_100", click_ms))   -- int64_t cdata: the key used
+  -- every frame:
+  for m in bridge:messages() do
+    local msg = iap.read_message(m)              -- type, key (decimal string), result, productID
+    if msg.type == "7" or msg.type == "revoked" then
+      if not save_has(msg.key) then grant(msg); save(msg.key) end   -- grant + save first
+      bridge:confirm(msg.key)                     -- then confirm (string or int64 cdata)
+    end
+  end
+  bridge:close()                                  -- e.g. in love.quit
+
+ERRORS: bridge methods return a value (true when there is nothing else to
+return) or nil plus an error table {code = -10, name = "IAP_E_UNKNOWN_PRODUCT",
+message = "..."} (tostring() gives a sentence), so `assert(bridge:buy(...))`
+raises a readable error. Passing a wrong type (e.g. a key as a Lua number above
+2^53) raises a Lua error: that is a bug in the caller, not a runtime condition.
+
+KEYS are 64-bit integers. A Lua number is a double and loses digits above 2^53,
+so keys are never Lua numbers here: buy() returns an int64_t cdata, messages
+carry them as decimal strings (read_message(m).key), and confirm() takes
+either. iap.key(x) converts a decimal string to int64_t without going through
+a double; iap.key_string(k) converts back. Store keys in your save as strings.
+Click times may be Lua numbers (a millisecond timestamp is far below 2^53);
+numbers that are not exact integers in the safe range are refused.
+
+THREADS: LuaJIT cannot run Lua code on a foreign thread, so this binding has no
+iap_set_callback: poll once a frame (cheap when nothing is waiting).
+
+CLOSE the bridge before the Lua state ends (love.quit, final(self) in Defold):
+no finalizer does it for you, because at lua_close the library may be unloaded
+before any finalizer runs. An unclosed bridge loses nothing (results are on
+disk until confirmed); it is closed by the process exit.
+]]
+
+local ffi = require("ffi")
+
+local M = { _VERSION = "1.0.0" }
+
+local declarations = {
+  "typedef struct iap_bridge iap_bridge;",
+  "typedef void (*iap_callback)(void *ctx, const char *json);",
+  "const char *iap_version(void);",
+  "int32_t iap_open(const char *config_json, iap_bridge **out);",
+  "int32_t iap_close(iap_bridge *b);",
+  "int32_t iap_request_products(iap_bridge *b, const char *product_ids_json);",
+  "int32_t iap_buy(iap_bridge *b, const char *product_id, int64_t click_ms, int64_t *out_key);",
+  "int32_t iap_confirm(iap_bridge *b, int64_t key);",
+  "int32_t iap_restore(iap_bridge *b);",
+  "char *iap_poll(iap_bridge *b);",
+  "void iap_free(void *p);",
+  "int32_t iap_set_callback(iap_bridge *b, iap_callback cb, void *ctx);",
+  "const char *iap_errmsg(void);",
+  "const char *iap_error_name(int32_t code);",
+  "int32_t iap_simulator(iap_bridge *b, const char *command_json, char **out_json);",
+  "int32_t iap_flush(iap_bridge *b);",
+  "int32_t iap_version_number(void);", -- newer libraries only: looked up lazily
+}
+-- One declaration at a time: a host (or a second copy of this file) that
+-- declared some already must not stop the others.
+for _, d in ipairs(declarations) do pcall(ffi.cdef, d) end
+
+---------------------------------------------------------------------------
+-- Result codes (iap_bridge.h, plus the codes announced for 1.1)
+---------------------------------------------------------------------------
+M.codes = {
+  IAP_OK = 0,
+  IAP_E_NULL_ARG = -1,
+  IAP_E_INVALID_ARG = -2,
+  IAP_E_BAD_JSON = -3,
+  IAP_E_BAD_CONFIG = -4,
+  IAP_E_CATALOG = -5,
+  IAP_E_IO = -6,
+  IAP_E_INVALID_HANDLE = -7,
+  IAP_E_CLOSED = -8,
+  IAP_E_BUSY = -9,
+  IAP_E_UNKNOWN_PRODUCT = -10,
+  IAP_E_DUPLICATE_KEY = -11,
+  IAP_E_UNKNOWN_KEY = -12,
+  IAP_E_NOT_SUPPORTED = -13,
+  IAP_E_UNKNOWN_OP = -14,
+  IAP_E_NOT_FOUND = -15,
+  IAP_E_INTERNAL = -16,
+  IAP_E_NOT_DELIVERED = -17, -- iap_confirm of a result not yet handed to the game
+  IAP_E_RESOURCE = -18,      -- a thread, descriptor or memory could not be had
+  IAP_E_STORE = -19,         -- the store reported a failure
+}
+local names = {}
+for name, code in pairs(M.codes) do names[code] = name end
+
+-- The name of a code; "IAP_E_UNKNOWN_CODE" for one this file does not know.
+function M.error_name(code)
+  return names[tonumber(code)] or "IAP_E_UNKNOWN_CODE"
+end
+
+local Error = {}
+Error.__index = Error
+Error.__tostring = function(e)
+  return string.format("%s (%d): %s", e.name, e.code, e.message)
+end
+
+local function new_error(code, message)
+  code = tonumber(code)
+  return setmetatable({ code = code, name = M.error_name(code), message = message or "" }, Error)
+end
+M.new_error = new_error
+
+-- True if x is an error table returned by this module.
+function M.is_error(x) return getmetatable(x) == Error end
+
+---------------------------------------------------------------------------
+-- Keys: int64 exact, never a Lua number
+---------------------------------------------------------------------------
+local int64_t = ffi.typeof("int64_t")
+local INT64_MAX = 9223372036854775807LL
+local INT64_MIN = -9223372036854775807LL - 1
+local SAFE = 9007199254740992 -- 2^53: every integer up to it is exact in a double
+
+-- Parses a decimal string ("-42", "9007199254740993") into int64_t cdata
+-- digit by digit in int64 arithmetic: no double on the way. nil if s is not a
+-- decimal integer in int64 range.
+function M.key_from_string(s)
+  if type(s) ~= "string" then return nil end
+  local neg = s:sub(1, 1) == "-"
+  local digits = neg and s:sub(2) or s
+  if #digits == 0 or #digits > 19 or digits:find("[^0-9]") then return nil end
+  local v = int64_t(0)
+  for i = 1, #digits do
+    local d = digits:byte(i) - 48
+    -- Accumulate as a negative number: its range reaches INT64_MIN.
+    if v < (INT64_MIN + d) / 10 then return nil end
+    v = v * 10 - d
+  end
+  if not neg then
+    if v == INT64_MIN then return nil end
+    v = -v
+  end
+  return v
+end
+
+-- The decimal string of an int64_t key (no "LL" suffix).
+function M.key_string(k)
+  if type(k) == "string" then
+    local v = M.key_from_string(k)
+    if v == nil then error("iap_bridge: not a decimal int64 key: " .. k, 2) end
+    return M.key_string(v)
+  end
+  if type(k) == "number" then k = M.key(k) end
+  local s = tostring(int64_t(k))
+  return (s:gsub("LL$", ""))
+end
+
+-- Any key representation to int64_t cdata: int64_t/uint64_t cdata as is, a
+-- decimal string parsed exactly, a Lua number only if it is an integer of
+-- magnitude at most 2^53 (a larger one has already lost digits). Raises a Lua
+-- error otherwise.
+function M.key(x)
+  local t = type(x)
+  if t == "cdata" then
+    local ok, v = pcall(int64_t, x)
+    if ok then return v end
+  elseif t == "string" then
+    local v = M.key_from_string(x)
+    if v ~= nil then return v end
+    error("iap_bridge: not a decimal int64 key: " .. string.format("%q", x), 2)
+  elseif t == "number" then
+    if x == math.floor(x) and x >= -SAFE and x <= SAFE then return int64_t(x) end
+    error("iap_bridge: a key as a Lua number above 2^53 has lost digits (" .. string.format("%.17g", x) ..
+      "); keep keys as decimal strings or int64_t cdata", 2)
+  end
+  error("iap_bridge: a key must be an int64_t cdata or a decimal string, not " .. t, 2)
+end
+
+---------------------------------------------------------------------------
+-- JSON: quoting for configs, a field reader for messages
+---------------------------------------------------------------------------
+local quote_map = { ['"'] = '\\"', ['\\'] = '\\\\', ['\n'] = '\\n', ['\r'] = '\\r', ['\t'] = '\\t' }
+
+-- A JSON string literal for s (quotes included).
+function M.json_quote(s)
+  return '"' .. tostring(s):gsub('[%c"\\]', function(c)
+    return quote_map[c] or string.format("\\u%04x", c:byte())
+  end) .. '"'
+end
+
+-- A JSON array of strings.
+function M.json_array(list)
+  local parts = {}
+  for i, v in ipairs(list) do parts[i] = M.json_quote(v) end
+  return "[" .. table.concat(parts, ",") .. "]"
+end
+
+-- The config of a simulated-store bridge (absolute paths; parents must exist).
+function M.simulator_config(data_dir, catalog, state_dir)
+  local c = '{"store":"simulator","dataDir":' .. M.json_quote(data_dir) .. ',"catalog":' .. M.json_quote(catalog)
+  if state_dir then c = c .. ',"simulator":{"stateDir":' .. M.json_quote(state_dir) .. '}' end
+  return c .. "}"
+end
+
+-- The config of a StoreKit 2 bridge (Apple platforms).
+function M.storekit_config(data_dir)
+  return '{"store":"storekit","dataDir":' .. M.json_quote(data_dir) .. '}'
+end
+
+local function utf8(cp)
+  if cp < 0x80 then return string.char(cp) end
+  if cp < 0x800 then return string.char(0xC0 + math.floor(cp / 64), 0x80 + cp % 64) end
+  if cp < 0x10000 then
+    return string.char(0xE0 + math.floor(cp / 4096), 0x80 + math.floor(cp / 64) % 64, 0x80 + cp % 64)
+  end
+  return string.char(0xF0 + math.floor(cp / 262144), 0x80 + math.floor(cp / 4096) % 64,
+    0x80 + math.floor(cp / 64) % 64, 0x80 + cp % 64)
+end
+
+local simple_escapes = { ['"'] = '"', ['\\'] = '\\', ['/'] = '/', b = '\b', f = '\f', n = '\n', r = '\r', t = '\t' }
+
+-- Reads the string literal whose opening quote is at s[i]; returns its
+-- decoded contents (when want) and the index after its closing quote.
+local function read_string(s, i, want)
+  local out = want and {} or nil
+  i = i + 1
+  local n = #s
+  while i <= n do
+    local j = s:find('["\\]', i)
+    if not j then return nil end
+    if out and j > i then out[#out + 1] = s:sub(i, j - 1) end
+    if s:byte(j) == 34 then -- '"'
+      return out and table.concat(out) or true, j + 1
+    end
+    local e = s:sub(j + 1, j + 1)
+    if simple_escapes[e] then
+      if out then out[#out + 1] = simple_escapes[e] end
+      i = j + 2
+    elseif e == "u" then
+      local hex = s:match("^%x%x%x%x", j + 2)
+      if not hex then return nil end
+      local cp = tonumber(hex, 16)
+      i = j + 6
+      if cp >= 0xD800 and cp < 0xDC00 then
+        local lo = s:match("^\\u(%x%x%x%x)", i)
+        lo = lo and tonumber(lo, 16)
+        if lo and lo >= 0xDC00 and lo < 0xE000 then
+          cp = 0x10000 + (cp - 0xD800) * 1024 + (lo - 0xDC00)
+          i = i + 6
+        end
+      end
+      if out then out[#out + 1] = utf8(cp) end
+    else
+      return nil
+    end
+  end
+  return nil
+end
+
+-- Skips a non-string value (number, literal, object, array) at s[i]; returns
+-- the index just after it.
+local function skip_value(s, i)
+  local depth, n = 0, #s
+  while i <= n do
+    local c = s:sub(i, i)
+    if c == '"' then
+      local _, j = read_string(s, i, false)
+      if not j then return nil end
+      i = j
+    elseif c == "{" or c == "[" then
+      depth = depth + 1
+      i = i + 1
+    elseif c == "}" or c == "]" then
+      if depth == 0 then return i end
+      depth = depth - 1
+      i = i + 1
+    elseif c == "," and depth == 0 then
+      return i
+    else
+      i = i + 1
+    end
+  end
+  if depth == 0 then return i end
+  return nil
+end
+
+-- One top-level field of a message: a string's contents (escapes decoded), or
+-- the raw text of any other value ("1", "null", "true", an object's text).
+-- nil when absent. Only top-level names match: a "key" inside a nested object
+-- or inside a string is never taken for the message's key.
+function M.field(json, name)
+  if type(json) ~= "string" then return nil end
+  local i = json:find("%S")
+  if not i or json:sub(i, i) ~= "{" then return nil end
+  i = i + 1
+  while true do
+    i = json:find("%S", i)
+    if not i or json:sub(i, i) ~= '"' then return nil end
+    local k, j = read_string(json, i, true)
+    if not k then return nil end
+    i = json:find("%S", j)
+    if not i or json:sub(i, i) ~= ":" then return nil end
+    i = json:find("%S", i + 1)
+    if not i then return nil end
+    local value, after
+    if json:sub(i, i) == '"' then
+      value, after = read_string(json, i, k == name)
+    else
+      after = skip_value(json, i)
+      if after and k == name then value = json:sub(i, after - 1):match("^(.-)%s*$") end
+    end
+    if not after then return nil end
+    if k == name then return value end
+    i = json:find("%S", after)
+    if not i or json:sub(i, i) ~= "," then return nil end
+    i = i + 1
+  end
+end
+
+-- The fields a game needs to handle a message, all strings (or nil):
+-- type, key (a decimal string: pass it to confirm, or iap.key() it), result,
+-- resultName, productID, transactionID, reason.
+function M.read_message(json)
+  local msg = {}
+  for _, f in ipairs({ "type", "key", "result", "resultName", "productID", "transactionID", "reason" }) do
+    msg[f] = M.field(json, f)
+  end
+  return msg
+end
+
+---------------------------------------------------------------------------
+-- The library and its bridges
+---------------------------------------------------------------------------
+local Library = {}
+Library.__index = Library
+local Bridge = {}
+Bridge.__index = Bridge
+
+-- Loads the library: a path ("/abs/libIAPBridge.so") or a name the system
+-- loader finds ("IAPBridge" → libIAPBridge.so / .dylib). Returns a library
+-- object; raises if it cannot be loaded. options (optional table):
+--   global = true   load with RTLD_GLOBAL (ffi.load's second argument)
+--   pin = true      also dlopen it with RTLD_NODELETE (POSIX hosts), so it
+--                   stays mapped after LuaJIT's dlclose at lua_close: a guard
+--                   for library versions that crash when unloaded while
+--                   their threads still run. Needs a path the loader finds.
+function M.load(path, options)
+  if type(options) ~= "table" then options = { global = options } end
+  local C = ffi.load(path or "IAPBridge", options.global)
+  if options.pin and ffi.os ~= "Windows" then
+    pcall(ffi.cdef, "void *dlopen(const char *filename, int flags);")
+    local RTLD_NOW = 2
+    local RTLD_NODELETE = ffi.os == "OSX" and 0x80 or 0x1000
+    local ok, h = pcall(function() return ffi.C.dlopen(path, RTLD_NOW + RTLD_NODELETE) end)
+    if not ok or h == nil then error("iap_bridge: could not pin " .. tostring(path), 2) end
+  end
+  return setmetatable({ C = C }, Library)
+end
+
+function Library:version() return ffi.string(self.C.iap_version()) end
+
+-- major*10000 + minor*100 + patch, or nil when the library does not export it.
+function Library:version_number()
+  local ok, fn = pcall(function() return self.C.iap_version_number end)
+  if not ok or fn == nil then return nil end
+  return tonumber(fn())
+end
+
+function Library:errmsg() return ffi.string(self.C.iap_errmsg()) end
+
+local function lib_error(lib, rc)
+  return nil, new_error(rc, ffi.string(lib.C.iap_errmsg()))
+end
+
+-- Opens a bridge. Returns the bridge, or nil and an error.
+function Library:open(config_json)
+  if type(config_json) ~= "string" then error("iap_bridge: open needs a JSON string", 2) end
+  if config_json:find("\0", 1, true) then
+    return nil, new_error(M.codes.IAP_E_INVALID_ARG, "iap_bridge: the config contains a NUL character")
+  end
+  local out = ffi.new("iap_bridge *[1]")
+  local rc = self.C.iap_open(config_json, out)
+  if rc ~= 0 then return lib_error(self, rc) end
+  return setmetatable({ lib = self, C = self.C, handle = out[0], state = "open" }, Bridge)
+end
+
+-- nil when usable, else the error a call on it answers.
+function Bridge:_unusable()
+  if self.state == "open" then return nil end
+  return new_error(M.codes.IAP_E_CLOSED, "iap_bridge: the bridge was closed; open a new one")
+end
+
+local function call(self, rc)
+  if rc ~= 0 then return lib_error(self.lib, rc) end
+  return true
+end
+
+local function string_arg(s, what)
+  if type(s) ~= "string" then error("iap_bridge: " .. what .. " must be a string", 3) end
+  if s:find("\0", 1, true) then
+    return nil, new_error(M.codes.IAP_E_INVALID_ARG, "iap_bridge: " .. what .. " contains a NUL character")
+  end
+  return s
+end
+
+function Bridge:is_open() return self.state == "open" end
+
+-- Closes the bridge (waits for purchases under way and durable confirms).
+function Bridge:close()
+  local e = self:_unusable()
+  if e then return nil, e end
+  self.state = "closed"
+  local h = self.handle
+  self.handle = nil -- never handed to the library again
+  return call(self, self.C.iap_close(h))
+end
+
+-- ids: a list of product ID strings, or a JSON array string.
+function Bridge:request_products(ids)
+  local e = self:_unusable()
+  if e then return nil, e end
+  local json = type(ids) == "table" and M.json_array(ids) or ids
+  local s, err = string_arg(json, "the product list")
+  if not s then return nil, err end
+  return call(self, self.C.iap_request_products(self.handle, s))
+end
+
+-- Starts a purchase. click_ms: the click time (number, int64 cdata or decimal
+-- string); nil or <= 0 lets the SDK pick a fresh key. Returns the key the "7"
+-- will carry (int64_t cdata; not necessarily click_ms), or nil and an error.
+function Bridge:buy(product_id, click_ms)
+  local e = self:_unusable()
+  if e then return nil, e end
+  local p, err = string_arg(product_id, "the product ID")
+  if not p then return nil, err end
+  local click = click_ms == nil and int64_t(0) or M.key(click_ms)
+  local out = ffi.new("int64_t[1]")
+  local rc = self.C.iap_buy(self.handle, p, click, out)
+  if rc ~= 0 then return lib_error(self.lib, rc) end
+  return int64_t(out[0])
+end
+
+-- Confirms a "7" or "revoked" result after the game granted and saved it.
+-- key: the message's key string, or int64_t cdata.
+function Bridge:confirm(key)
+  local e = self:_unusable()
+  if e then return nil, e end
+  return call(self, self.C.iap_confirm(self.handle, M.key(key)))
+end
+
+function Bridge:restore()
+  local e = self:_unusable()
+  if e then return nil, e end
+  return call(self, self.C.iap_restore(self.handle))
+end
+
+function Bridge:flush()
+  local e = self:_unusable()
+  if e then return nil, e end
+  return call(self, self.C.iap_flush(self.handle))
+end
+
+-- The next message (a JSON string), or nil when none is waiting; nil and an
+-- error when the bridge is closed.
+function Bridge:poll()
+  local e = self:_unusable()
+  if e then return nil, e end
+  local p = self.C.iap_poll(self.handle)
+  if p == nil then return nil end
+  local s = ffi.string(p)
+  self.C.iap_free(p)
+  return s
+end
+
+-- Iterates over the messages waiting now: for m in bridge:messages() do ... end
+function Bridge:messages()
+  return function() return (self:poll()) end
+end
+
+-- Drives the simulated store (docs/SIMULATOR.md). Returns its JSON answer.
+function Bridge:simulator(command_json)
+  local e = self:_unusable()
+  if e then return nil, e end
+  local s, err = string_arg(command_json, "the command")
+  if not s then return nil, err end
+  local out = ffi.new("char *[1]")
+  local rc = self.C.iap_simulator(self.handle, s, out)
+  if rc ~= 0 then return lib_error(self.lib, rc) end
+  local answer = out[0] ~= nil and ffi.string(out[0]) or ""
+  self.C.iap_free(out[0])
+  return answer
+end
+
+M.Library = Library
+M.Bridge = Bridge
+return M
