@@ -10,7 +10,12 @@ cd "$iap_repo"
 out=$(mktemp -d /tmp/iap-cpp-build.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 for cxx in ${CXXS:-g++ clang++}; do
-  command -v "$cxx" >/dev/null 2>&1 || { echo "cpp: FAILED: $cxx is not installed" >&2; exit 1; }
+  if ! command -v "$cxx" >/dev/null 2>&1; then
+    # The Swift toolchain ships clang++ next to swift.
+    tc="$(dirname "$(readlink -f "$(command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)")")/$cxx"
+    [ -x "$tc" ] || { echo "cpp: FAILED: $cxx is not installed" >&2; exit 1; }
+    cxx=$tc
+  fi
   for mode in exceptions no-exceptions; do
     flags=()
     [ "$mode" = no-exceptions ] && flags=(-fno-exceptions)

@@ -1,0 +1,228 @@
+"""Test of bindings/python/iap_bridge.py against the real library.
+
+    IAP_LIB=/abs/libIAPBridge.so python3 -m pytest Tests/bindings/python
+(Tests/bindings/python/run.sh sets IAP_LIB and the Swift runtime's path.)
+"""
+import ctypes
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+
+import pytest
+
+import iap_bridge as iap
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+CATALOG = os.path.abspath(os.environ.get("IAP_CATALOG", os.path.join(REPO, "samples", "catalog", "Game.storekit")))
+
+
+@pytest.fixture(scope="session")
+def lib():
+    path = os.environ.get("IAP_LIB")
+    assert path, "set IAP_LIB to the library's path"
+    return iap.load(path)
+
+
+@pytest.fixture
+def workdir():
+    d = tempfile.mkdtemp(prefix="iap-python-test.")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def config(workdir):
+    return iap.simulator_config(os.path.join(workdir, "data"), CATALOG, os.path.join(workdir, "state"))
+
+
+@pytest.fixture
+def bridge(lib, config):
+    with iap.Bridge.open(config, lib=lib) as b:
+        yield b
+
+
+def wait_for(bridge, type_, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        m = bridge.poll()
+        if m is None:
+            time.sleep(0.01)
+        elif iap.parse_message(m)["type"] == type_:
+            return m
+    return None
+
+
+def test_signatures(lib):
+    for name, (restype, argtypes) in iap._SIGNATURES.items():
+        fn = getattr(lib.C, name)
+        assert fn.restype is restype and fn.argtypes == argtypes, name
+    # Owned strings come back as raw pointers, never c_char_p (which would leak them).
+    assert lib.C.iap_poll.restype is ctypes.c_void_p
+    assert lib.C.iap_simulator.argtypes[2] == ctypes.POINTER(ctypes.c_void_p)
+    assert lib.version()
+    n = lib.version_number()
+    assert n is None or n >= 10000
+
+
+def test_codes():
+    assert iap.error_name(-17) == "IAP_E_NOT_DELIVERED"
+    assert iap.error_name(-18) == "IAP_E_RESOURCE"
+    assert iap.error_name(-19) == "IAP_E_STORE"
+    assert iap.CODES["IAP_E_CLOSED"] == -8 and iap.error_name(-1000) == "IAP_E_UNKNOWN_CODE"
+    assert len(iap.CODES) == 20
+
+
+def test_keys_exact():
+    big = "9007199254740993"  # 2**53 + 1
+    assert iap.key_of('{"type":"7","key":"%s"}' % big) == 2 ** 53 + 1
+    assert float(big) == 2 ** 53  # what a float-based reader would have made of it
+    assert iap.key_of({"key": "-9223372036854775808"}) == iap.INT64_MIN
+    assert iap.key_of({"key": "9223372036854775807"}) == iap.INT64_MAX
+    with pytest.raises(ValueError):
+        iap.key_of({"key": "9223372036854775808"})
+    with pytest.raises(ValueError):
+        iap.key_of({"key": "1.5"})
+    with pytest.raises(TypeError):
+        iap._key_arg(9007199254740993.0)
+    with pytest.raises(TypeError):
+        iap._key_arg(True)
+
+
+def test_buy_poll_confirm(bridge):
+    bridge.request_products(["coins_100", "remove_ads", "no_such_thing"])
+    products = wait_for(bridge, "999")
+    assert products is not None, 'no "999" within 5 s'
+    info = iap.parse_message(products)
+    assert "coins_100" in info["products"] and any(item["id"] == "coins_100" for item in info["items"])
+    assert info["invalid"] == ["no_such_thing"]
+
+    key = bridge.buy("coins_100", int(time.time() * 1000))
+    assert isinstance(key, int) and key != 0
+    m = wait_for(bridge, "7")
+    assert m is not None, 'no "7" within 5 s'
+    msg = iap.parse_message(m)
+    assert msg["result"] == "0", m
+    assert msg["productID"] == "coins_100"
+    assert iap.key_of(msg) == key
+    bridge.confirm(iap.key_of(msg))
+    with pytest.raises(iap.IAPError) as e:
+        bridge.confirm(key)
+    assert e.value.code == iap.IAP_E_UNKNOWN_KEY and e.value.name == "IAP_E_UNKNOWN_KEY" and e.value.message
+    bridge.flush()
+
+    # An SDK-chosen key, confirmed with the message's decimal string.
+    k2 = bridge.buy("remove_ads")
+    m2 = wait_for(bridge, "7")
+    assert m2 is not None and iap.key_of(m2) == k2 and iap.parse_message(m2)["result"] == "0"
+    bridge.confirm(iap.parse_message(m2)["key"])
+    txns = json.loads(bridge.simulator({"op": "transactions"}))
+    assert "coins_100" in json.dumps(txns)
+
+
+@pytest.mark.parametrize("call, code", [
+    (lambda b: b.buy("no_such_product", 12345), iap.IAP_E_UNKNOWN_PRODUCT),
+    (lambda b: b.buy(""), iap.IAP_E_INVALID_ARG),
+    (lambda b: b.buy("coins\0_100"), iap.IAP_E_INVALID_ARG),
+    (lambda b: b.buy("x" * 300), iap.IAP_E_INVALID_ARG),
+    (lambda b: b.request_products("not json"), iap.IAP_E_BAD_JSON),
+    (lambda b: b.confirm(424242), iap.IAP_E_UNKNOWN_KEY),
+    (lambda b: b.simulator('{"op":"no_such_op"}'), iap.IAP_E_UNKNOWN_OP),
+    (lambda b: b.simulator("{"), iap.IAP_E_BAD_JSON),
+])
+def test_bad_input(bridge, call, code):
+    with pytest.raises(iap.IAPError) as e:
+        call(bridge)
+    assert e.value.code == code, str(e.value)
+    assert e.value.name == iap.error_name(code) and e.value.message
+
+
+def test_bad_types(bridge):
+    with pytest.raises(TypeError):
+        bridge.confirm(1.0)
+    with pytest.raises(ValueError):
+        bridge.confirm(2 ** 63)
+    with pytest.raises(TypeError):
+        bridge.buy(b"coins_100")
+
+
+def test_open_errors(lib, workdir, config):
+    for cfg, code in [
+        ('{"store":"simulator","dataDir":"relative"}', iap.IAP_E_BAD_CONFIG),
+        ("{", iap.IAP_E_BAD_JSON),
+        ({"store": "simulator", "dataDir": os.path.join(workdir, "d"), "catalog": "/nonexistent.storekit"},
+         iap.IAP_E_CATALOG),
+        ({"store": "simulator", "dataDir": "/nonexistent/parent/d", "catalog": CATALOG}, iap.IAP_E_IO),
+    ]:
+        with pytest.raises(iap.IAPError) as e:
+            iap.Bridge.open(cfg, lib=lib)
+        assert e.value.code == code, (cfg, str(e.value))
+    with iap.Bridge.open(config, lib=lib):
+        with pytest.raises(iap.IAPError) as e:
+            iap.Bridge.open(config, lib=lib)
+        assert e.value.code == iap.IAP_E_BUSY
+
+
+def test_closed_bridge(lib, config):
+    b = iap.Bridge.open(config, lib=lib)
+    b.close()
+    assert b.closed
+    for call in (b.close, lambda: b.buy("coins_100"), b.poll, lambda: b.confirm(1), b.flush, b.restore,
+                 lambda: b.request_products(["coins_100"])):
+        with pytest.raises(iap.IAPError) as e:
+            call()
+        assert e.value.code == iap.IAP_E_CLOSED and e.value.name == "IAP_E_CLOSED"
+
+    # The library itself refuses the stale pointer with IAP_E_CLOSED.
+    out = ctypes.c_void_p()
+    assert lib.C.iap_open(config.encode(), ctypes.byref(out)) == 0
+    assert lib.C.iap_close(out) == 0
+    k = ctypes.c_int64(5)
+    assert lib.C.iap_buy(out, b"coins_100", 0, ctypes.byref(k)) == iap.IAP_E_CLOSED and k.value == 0
+
+
+def test_context_manager_closes(lib, config):
+    with iap.Bridge.open(config, lib=lib) as b:
+        key = b.buy("coins_100")
+        assert wait_for(b, "7") is not None
+    assert b.closed
+    with pytest.raises(iap.IAPError) as e:
+        b.poll()
+    assert e.value.code == iap.IAP_E_CLOSED
+    # Closed for real: the dataDir can be opened again, and the unconfirmed
+    # result is delivered again with the same key.
+    with iap.Bridge.open(config, lib=lib) as again:
+        m = wait_for(again, "7")
+        assert m is not None and iap.key_of(m) == key
+        again.confirm(key)
+    # An exception inside the block still closes.
+    with pytest.raises(RuntimeError):
+        with iap.Bridge.open(config, lib=lib) as b2:
+            raise RuntimeError("boom")
+    assert b2.closed
+    with iap.Bridge.open(config, lib=lib) as b3:
+        assert wait_for(b3, "7", timeout=1.0) is None  # confirmed: not delivered again
+
+
+def test_callback(bridge):
+    got = []
+    arrived = threading.Event()
+
+    def on_message(m):
+        if iap.parse_message(m)["type"] == "7":
+            got.append(m)
+            arrived.set()
+
+    bridge.set_callback(on_message)
+    key = bridge.buy("coins_100")
+    assert arrived.wait(5.0), 'the callback got no "7" within 5 s'
+    msg = iap.parse_message(got[0])
+    assert iap.key_of(msg) == key and msg["result"] == "0"
+    bridge.confirm(key)
+    bridge.set_callback(None)
+    # Back to polling: the next message goes to poll(), not to the callback.
+    bridge.request_products(["coins_100"])
+    assert wait_for(bridge, "999") is not None
+    assert len(got) == 1
