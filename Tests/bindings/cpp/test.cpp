@@ -152,6 +152,7 @@ int main(int argc, char **argv) {
         auto k = iap::parse_key(iap::field(*result, "key").value_or(""));
         check(k.has_value() && *k == key, "the message's key is the key buy reported");
         if (k) check_code(bridge.confirm(*k, std::nothrow), iap::OK, "confirm the message's key");
+        check_code(bridge.flush(std::nothrow), iap::OK, "flush after confirm");
         if (k) check_code(bridge.confirm(*k, std::nothrow), iap::E_UNKNOWN_KEY, "confirm twice");
     }
     check_code(bridge.flush(std::nothrow), iap::OK, "flush");

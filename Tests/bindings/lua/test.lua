@@ -135,6 +135,7 @@ local ok_run, run_err = pcall(function()
     check(msg.key == iap.key_string(key), "the message's key is the key buy returned")
     check(iap.key(msg.key) == key, "key() of the message's key equals the cdata key")
     check_ok("confirm with the message's key string", bridge:confirm(msg.key))
+    check_ok("flush after confirm", bridge:flush())
     check_err(iap.codes.IAP_E_UNKNOWN_KEY, "confirm twice", bridge:confirm(msg.key))
   end
   check_ok("flush", bridge:flush())

@@ -108,6 +108,7 @@ def test_buy_poll_confirm(bridge):
     assert msg["productID"] == "coins_100"
     assert iap.key_of(msg) == key
     bridge.confirm(iap.key_of(msg))
+    bridge.flush()
     with pytest.raises(iap.IAPError) as e:
         bridge.confirm(key)
     assert e.value.code == iap.IAP_E_UNKNOWN_KEY and e.value.name == "IAP_E_UNKNOWN_KEY" and e.value.message
