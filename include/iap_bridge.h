@@ -25,7 +25,21 @@
  * THREADS AND OWNERSHIP
  *   Every function is thread-safe and may be called from any thread. A
  *   message is delivered once: through iap_poll OR through the callback,
- *   never both. Strings passed in are UTF-8, NUL-terminated, and only read
+ *   never both. Each bridge has two threads of its own, started by iap_open
+ *   and ended by iap_close: the SDK thread, which does every disk write and
+ *   sync and every store call, and the callback thread. iap_buy,
+ *   iap_confirm, iap_request_products, iap_restore, iap_poll and
+ *   iap_set_callback never wait for the disk or the store: they check their
+ *   arguments, hand the work to the SDK thread and return (results arrive
+ *   later as messages). Only iap_open, iap_close, iap_flush and iap_simulator
+ *   wait for the SDK thread.
+ *
+ * UNLOADING
+ *   Once every bridge is closed, nothing of the SDK runs any more (no thread,
+ *   no timer, no task): the host may dlclose the library (a plugin reload, a
+ *   Godot or LÖVE restart, Unity's domain reload) and load it again. The one
+ *   exception: iap_close called from inside a callback returns into the
+ *   callback thread, which ends right after the callback returns. Strings passed in are UTF-8, NUL-terminated, and only read
  *   during the call. Strings returned by iap_poll and iap_simulator belong to
  *   the caller: free them with iap_free. Strings returned by iap_version,
  *   iap_errmsg and iap_error_name belong to the library.
@@ -49,9 +63,11 @@ extern "C" {
 
 /* Version of this header and of the library it belongs to. */
 #define IAP_VERSION_MAJOR 1
-#define IAP_VERSION_MINOR 0
+#define IAP_VERSION_MINOR 1
 #define IAP_VERSION_PATCH 0
-#define IAP_VERSION_STRING "1.0.0"
+#define IAP_VERSION_STRING "1.1.0"
+/* IAP_VERSION_MAJOR * 10000 + IAP_VERSION_MINOR * 100 + IAP_VERSION_PATCH. */
+#define IAP_VERSION_NUMBER 10100
 
 /* ---- Result codes ---------------------------------------------------- */
 
@@ -84,8 +100,9 @@ extern "C" {
 #define IAP_E_BUSY            (-9)
 /* iap_buy: the store does not sell this product ID. */
 #define IAP_E_UNKNOWN_PRODUCT (-10)
-/* iap_buy: the click key is already used by a result not yet confirmed or a
- * purchase still in progress. Pass another click time, or <= 0 for an SDK key. */
+/* No longer returned (version 1.0 returned it from iap_buy for a click key
+ * already in use; since 1.1 such a key is replaced, see iap_buy). Kept so
+ * that code naming it still compiles. */
 #define IAP_E_DUPLICATE_KEY   (-11)
 /* iap_confirm: no unconfirmed result has this key (already confirmed, or
  * never issued). Harmless after a double confirm. */
@@ -100,6 +117,17 @@ extern "C" {
 #define IAP_E_NOT_FOUND       (-15)
 /* A bug in IAPBridge. Please report it with iap_errmsg(). */
 #define IAP_E_INTERNAL        (-16)
+/* iap_confirm: a result with this key exists (or its purchase is still under
+ * way) but has not been handed to the game in this session yet. Nothing was
+ * confirmed: handle its "7" message when it arrives, then confirm. */
+#define IAP_E_NOT_DELIVERED   (-17)
+/* iap_open: the system refused a thread (or another resource the bridge
+ * needs for its whole life). Nothing was opened; close other bridges or free
+ * threads and try again. */
+#define IAP_E_RESOURCE        (-18)
+/* In an "error" message only: the store reported a failure (products could
+ * not be loaded, a restore failed). */
+#define IAP_E_STORE           (-19)
 
 /* ---- Types ------------------------------------------------------------ */
 
@@ -116,8 +144,13 @@ typedef void (*iap_callback)(void *ctx, const char *json);
 
 /* ---- Functions ---------------------------------------------------------- */
 
-/* The library version, e.g. "1.0.0". Static storage: never free it. */
+/* The library version, e.g. "1.1.0". Static storage: never free it. */
 const char *iap_version(void);
+
+/* The library version as a number: major * 10000 + minor * 100 + patch
+ * (IAP_VERSION_NUMBER of the header it was built with). Compare it with
+ * IAP_VERSION_NUMBER to detect a header and a library that do not match. */
+int32_t iap_version_number(void);
 
 /* Opens a bridge. `config_json` is a JSON object:
  *   "store":     "simulator" or "storekit"                       (required)
@@ -126,25 +159,36 @@ const char *iap_version(void);
  *   "catalog":   path of an Xcode .storekit file          (simulator: required)
  *   "simulator": {"stateDir": absolute path (default "<dataDir>.appstore"),
  *                 "durable": true|false (sync the store's own state),
- *                 "tickMs": renewal timer period, 0 to disable}
+ *                 "tickMs": renewal timer period, 0 to disable,
+ *                 "purchaseDelayMs": how long the simulated store takes to
+ *                 answer a purchase (default 10; 0 answers at once, still
+ *                 after iap_buy returned)}
  *   "storekit":  {"finishTimeoutMs": time limit of a StoreKit finish()}
  *   "nonRenewingTerms": {"<productID>" or "*": ISO 8601 duration, e.g. "P1M"}
  *                term of non-renewing subscriptions (default "P1Y")
  *   "entitlementsAtOpen": true|false (default true)
- * Unknown keys are an error. On success *out is the bridge and every result
- * still waiting in the outbox is queued again, followed by the store's
- * re-delivered transactions and an "entitlements" message.
- * Returns IAP_OK, IAP_E_NULL_ARG (config_json or out NULL), IAP_E_INVALID_ARG,
- * IAP_E_BAD_JSON, IAP_E_BAD_CONFIG, IAP_E_CATALOG, IAP_E_IO, IAP_E_BUSY or
- * IAP_E_NOT_SUPPORTED. On error *out is set to NULL. */
+ * Unknown keys are an error. Waits for the disk (the outbox is read and,
+ * when damaged, repaired) and starts the bridge's two threads. On success
+ * *out is the bridge and every result still waiting in the outbox is queued
+ * again, followed by what the store reported at once (the simulator: its
+ * re-delivered transactions and an "entitlements" message; StoreKit's come
+ * later). Returns IAP_OK, IAP_E_NULL_ARG (config_json or out NULL),
+ * IAP_E_INVALID_ARG, IAP_E_BAD_JSON, IAP_E_BAD_CONFIG, IAP_E_CATALOG,
+ * IAP_E_IO, IAP_E_BUSY, IAP_E_RESOURCE (no thread) or IAP_E_NOT_SUPPORTED. On
+ * error *out is set to NULL and nothing is left running. */
 int32_t iap_open(const char *config_json, iap_bridge **out);
 
-/* Closes a bridge: waits for calls under way on other threads (a purchase in
- * progress stores its result first) and for confirms to be durable, stops the
- * store and the callback (a callback running on another thread finishes
- * first). Results
- * not confirmed stay on disk for the next iap_open. After it, `b` is
- * invalid. Returns IAP_OK, IAP_E_INVALID_HANDLE or IAP_E_CLOSED (twice). */
+/* Closes a bridge. New calls on it are refused at once (IAP_E_CLOSED); the
+ * SDK thread then handles everything handed to it before (purchases already
+ * started are sent to the store; their results come at the next iap_open),
+ * makes every confirm durable and finishes its store transaction, stops the
+ * store (StoreKit: its tasks are cancelled and awaited), and both of the
+ * bridge's threads end (a callback running on another thread finishes
+ * first). Results not confirmed stay on disk for the next iap_open. After it,
+ * `b` is invalid, and once every bridge is closed the library may be
+ * unloaded. Returns IAP_OK, IAP_E_INVALID_HANDLE, IAP_E_CLOSED (twice), or
+ * IAP_E_IO when a confirm could not be made durable (the bridge is closed
+ * all the same; that result is delivered again at the next iap_open). */
 int32_t iap_close(iap_bridge *b);
 
 /* Asks for product information. `product_ids_json` is a JSON array of
@@ -155,25 +199,36 @@ int32_t iap_close(iap_bridge *b);
 int32_t iap_request_products(iap_bridge *b, const char *product_ids_json);
 
 /* Starts a purchase. `click_ms` is the time of the player's click in
- * milliseconds and becomes the key of this purchase; click_ms <= 0 asks the
- * SDK to pick a key it has never handed out before on this dataDir (not even
- * after a restart or with the device clock set back). *out_key (if out_key is
- * not NULL) receives the key either way. The result arrives as a "7" message
- * carrying the key, also after a crash and restart; iap_close waits for a
- * purchase under way on another thread. Returns IAP_OK, IAP_E_NULL_ARG
- * (product_id), IAP_E_INVALID_ARG, IAP_E_UNKNOWN_PRODUCT, IAP_E_DUPLICATE_KEY,
- * IAP_E_IO (the SDK could not record its key reservation), IAP_E_INVALID_HANDLE
- * or IAP_E_CLOSED. On error *out_key is set to 0. */
+ * milliseconds and becomes the key of this purchase when it is above every
+ * key this dataDir has handed out before; otherwise (two clicks in one
+ * millisecond, a clock set back, an engine clock that restarts at launch or
+ * counts whole seconds) the key is the next one above them.
+ * click_ms <= 0 asks the SDK for a key. Either way *out_key (if out_key is
+ * not NULL) receives the key used, which is never handed out again on this
+ * dataDir: not after a confirm, a restart or with the clock set back. Save
+ * that key, not click_ms. Does no I/O: the SDK thread records the key, then
+ * starts the purchase. The result arrives later as a "7" message with this
+ * key, also after a crash and restart; a "pending" message may come first
+ * (Ask to Buy, an interrupted payment). If the purchase cannot be started
+ * (the disk refuses the key's record) an "error" message with op "buy" names
+ * the key and product; nothing was charged. Returns IAP_OK, IAP_E_NULL_ARG
+ * (product_id), IAP_E_INVALID_ARG, IAP_E_UNKNOWN_PRODUCT (the simulator knows
+ * at once; StoreKit answers with a "7" result "5"), IAP_E_INVALID_HANDLE or
+ * IAP_E_CLOSED. On error *out_key is set to 0. */
 int32_t iap_buy(iap_bridge *b, const char *product_id, int64_t click_ms, int64_t *out_key);
 
 /* Confirms a "7" or "revoked" message: the game has granted (or taken back)
- * the item and saved. The record is dropped; the store transaction is
- * finished once the confirm is durable (group commit: many confirms share one
- * disk sync; iap_flush waits for it). When two results share a key (an
- * "interrupted" failure, then the success), only those already delivered to
- * the game are confirmed, so a success not yet seen is never dropped; a key
- * none of whose results was delivered yet confirms them all. Returns IAP_OK,
- * IAP_E_UNKNOWN_KEY, IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
+ * the item and saved. Every key has at most one such message (an interrupted
+ * payment or Ask to Buy is a "pending" message, not a result), and a confirm
+ * takes that one only once it has been handed to the game (by iap_poll or
+ * the callback) in this session: a result the game has not been shown is
+ * never dropped. Does no I/O: the record is dropped on the SDK thread and
+ * the store transaction finished once the confirm is durable (group commit:
+ * many confirms share one disk sync; iap_flush waits for it). Returns IAP_OK,
+ * IAP_E_NOT_DELIVERED (its result has not been handed to the game yet, e.g. a
+ * key saved before a restart confirmed before polling: poll, then confirm),
+ * IAP_E_UNKNOWN_KEY (already confirmed, or never issued: harmless after a
+ * double confirm), IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
 int32_t iap_confirm(iap_bridge *b, int64_t key);
 
 /* Restores purchases (on a user's request: StoreKit may ask the player to
@@ -210,7 +265,9 @@ const char *iap_error_name(int32_t code);
 /* Drives the simulated store: `command_json` is {"op": ...} (see
  * docs/SIMULATOR.md: transactions, fail_next, cancel_next, ask_to_buy,
  * pending, approve, decline, interrupt_next, resolve, refund, advance,
- * external_purchase, forge, auto_renew, clock, entitlements). On IAP_OK
+ * external_purchase, forge, auto_renew, clock, entitlements). Runs on the
+ * SDK thread and waits until what the command made the store report has
+ * been handled (its messages are queued when it returns). On IAP_OK
  * *out_json is a JSON answer the caller frees with iap_free; on error it is
  * NULL. Returns IAP_OK, IAP_E_NULL_ARG, IAP_E_INVALID_ARG, IAP_E_BAD_JSON,
  * IAP_E_UNKNOWN_OP, IAP_E_NOT_FOUND, IAP_E_UNKNOWN_PRODUCT, IAP_E_IO,
@@ -218,9 +275,12 @@ const char *iap_error_name(int32_t code);
  * IAP_E_CLOSED. */
 int32_t iap_simulator(iap_bridge *b, const char *command_json, char **out_json);
 
-/* Blocks until every confirm made so far is on disk and its store
- * transaction finished. Call before the app suspends if you like; iap_close
- * does it too. Returns IAP_OK, IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
+/* Waits until the SDK thread has handled everything handed to it before
+ * (and what the store answered at once), every confirm made so far is on
+ * disk and its store transaction finished. Call it before the app suspends
+ * if you like; iap_close does it too. Returns IAP_OK, IAP_E_INVALID_HANDLE,
+ * IAP_E_CLOSED, or IAP_E_IO when a confirm could not be made durable (it is
+ * retried; its result stays unconfirmed on disk meanwhile). */
 int32_t iap_flush(iap_bridge *b);
 
 #ifdef __cplusplus

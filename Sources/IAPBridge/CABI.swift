@@ -18,9 +18,13 @@ private let maxProductIDBytes = 256
 
 @_cdecl("iap_version")
 public func iap_version() -> UnsafePointer<CChar> {
-    let v: StaticString = "1.0.0"
+    let v: StaticString = "1.1.0"
     return UnsafeRawPointer(v.utf8Start).assumingMemoryBound(to: CChar.self)
 }
+
+/// major * 10000 + minor * 100 + patch; a test checks it against the header.
+@_cdecl("iap_version_number")
+public func iap_version_number() -> Int32 { 10100 }
 
 @_cdecl("iap_open")
 public func iap_open(_ configJSON: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
@@ -53,8 +57,9 @@ public func iap_close(_ b: OpaquePointer?) -> Int32 {
     case .closed:
         return report("iap_close", IAPError(.closed, "the bridge was already closed"))
     case .open(let c):
-        c.close()
+        let failure = c.close()
         Registry.release(b)
+        if let failure { return report("iap_close", failure) }
         return IAPCode.ok.rawValue
     }
 }
@@ -101,8 +106,7 @@ public func iap_restore(_ b: OpaquePointer?) -> Int32 {
 @_cdecl("iap_flush")
 public func iap_flush(_ b: OpaquePointer?) -> Int32 {
     withBridge("iap_flush", b) { (c: Coordinator) throws(IAPError) in
-        if c.isClosed { throw IAPError(.closed, "the bridge was closed") }
-        c.flush()
+        if let failure = c.flush() { throw failure }
     }
 }
 
@@ -154,27 +158,9 @@ public func iap_errmsg() -> UnsafePointer<CChar> {
 
 @_cdecl("iap_error_name")
 public func iap_error_name(_ code: Int32) -> UnsafePointer<CChar> {
-    let name: StaticString
-    switch IAPCode(rawValue: code) {
-    case .ok: name = "IAP_OK"
-    case .nullArgument: name = "IAP_E_NULL_ARG"
-    case .invalidArgument: name = "IAP_E_INVALID_ARG"
-    case .badJSON: name = "IAP_E_BAD_JSON"
-    case .badConfig: name = "IAP_E_BAD_CONFIG"
-    case .catalog: name = "IAP_E_CATALOG"
-    case .io: name = "IAP_E_IO"
-    case .invalidHandle: name = "IAP_E_INVALID_HANDLE"
-    case .closed: name = "IAP_E_CLOSED"
-    case .busy: name = "IAP_E_BUSY"
-    case .unknownProduct: name = "IAP_E_UNKNOWN_PRODUCT"
-    case .duplicateKey: name = "IAP_E_DUPLICATE_KEY"
-    case .unknownKey: name = "IAP_E_UNKNOWN_KEY"
-    case .notSupported: name = "IAP_E_NOT_SUPPORTED"
-    case .unknownOp: name = "IAP_E_UNKNOWN_OP"
-    case .notFound: name = "IAP_E_NOT_FOUND"
-    case .internalError: name = "IAP_E_INTERNAL"
-    case nil: name = "IAP_E_UNKNOWN_CODE"
-    }
+    // Static strings (never freed, nothing allocated: the library may be
+    // unloaded); IAPCode is the one list, checked against the header by a test.
+    let name: StaticString = IAPCode(rawValue: code)?.staticName ?? "IAP_E_UNKNOWN_CODE"
     return UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 

@@ -1,419 +1,518 @@
-import Dispatch
-
 /// One bridge: owns the store, the outbox and the message queue, and keeps
-/// the delivery contract between them. Safe to call from any thread.
+/// the delivery contract (docs/CONTRACT.md) between them.
 ///
-/// Lock order: `lock` guards the outbox and the purchase bookkeeping. It is
-/// never held while calling the store or a listener; stores never hold their
-/// own locks while calling the sink (see `Store`).
+/// Threads (C10). The delivery state (the outbox, what was stored, what
+/// awaits a commit) belongs to one executor, the bridge's SDK thread: store
+/// events, disk writes and syncs, store calls and emits all run there, one at
+/// a time. The game-facing calls (`buy`, `confirm`, `requestProducts`,
+/// `restore`) check their arguments against `gate`, post a job and return;
+/// `gate` is never held across I/O or a store call, so the game's frame never
+/// waits for the disk. Only `open`, `close`, `flush` and `simulate` wait.
+///
+/// The rules it keeps (docs/CONTRACT.md says why):
+/// - C9 one result per key: every key gets at most one `"7"` (an interrupted
+///   payment or Ask to Buy is a `"pending"`, not a result), and a confirm takes
+///   that result only once the game has been shown it in this session.
+/// - C7 keys only increase: a key handed out is above every key handed out
+///   before on this dataDir; a click key at or below that mark is replaced by
+///   the next one (reported through `out_key`). Each purchase's key is
+///   written (an intent) before the store is asked, and compaction keeps the
+///   mark, so confirmed keys are never handed out again.
 public final class Coordinator: @unchecked Sendable {
     public let queue: MessageQueue
     public let store: Store
     public let config: BridgeConfig
     public let openReport: Outbox.OpenReport
+    public let executor: Executor
+    private let thread: SDKThread?
 
-    private let lock = Lock()
-    private let outbox: Outbox
-    private var inFlight: Set<Int64> = []
-    /// Record ID -> sequence number of the message that showed it this session.
-    private var emittedSeq: [UInt64: UInt64] = [:]
-    private var lastAutoKey: Int64 = 0
-    /// SDK keys (click <= 0) are never handed out twice, across sessions and
-    /// clock changes: every key up to `reservedKey` may have been used, and
-    /// that mark is on disk (`sdk-keys`) before a key past it is returned, an
-    /// hour of keys at a time. Found by the hardening stress test: a reopen
-    /// within the same milliseconds (or a clock set back) reissued a confirmed
-    /// key, and a game ignores a key it has already granted.
-    private var reservedKey: Int64 = 0
-    public static let keyReservationFile = "sdk-keys"
-    private static let keyReservationSpan: Int64 = 3_600_000
-    /// Calls that passed the open check and have not returned; `close` waits
-    /// for them, so a purchase racing with close still stores its result
-    /// (found by the stress test: an owned product's answer was lost).
-    private let calls = DispatchGroup()
+    // MARK: Game-facing state, under `gate` (short, never across I/O)
+
+    private let gate = Lock()
     private var closing = false
-    private var closed = false
-    private let dirLockFD: Int32
-    private let flusher = DispatchQueue(label: "iapbridge.flush")
-    private var flushScheduled = false
+    /// Every key handed out so far is at most this (C7).
+    private var lastKey: Int64
+    /// Keys whose purchase has no result stored yet: started this session,
+    /// or open intents found at open (C5).
+    private var awaiting: Set<Int64>
 
-    /// Opens the outbox in `config.dataDir`, re-emits every unconfirmed
-    /// result, then starts the store (which re-delivers unfinished
-    /// transactions and reports entitlements).
-    public static func open(config: BridgeConfig, store: Store, counter: UnsafeMutablePointer<Int64>? = nil) throws(IAPError) -> Coordinator {
+    // MARK: Executor-owned state (touched only by jobs on `executor`)
+
+    private let outbox: Outbox
+    private var closed = false
+    private var commitScheduled = false
+    private let dirLockFD: Int32
+
+    /// The file of version 1.0 that held its SDK key reservation; read as a floor.
+    public static let keyReservationFile = "sdk-keys"
+
+    /// Opens the outbox in `config.dataDir`, queues every unconfirmed result
+    /// again, then starts the store (which re-delivers unfinished
+    /// transactions and reports entitlements) and waits until the SDK thread
+    /// has handled what the store reported at once. `executor`: tests pass a
+    /// `ManualExecutor`; otherwise the bridge starts its own `SDKThread`.
+    public static func open(config: BridgeConfig, store: Store, counter: UnsafeMutablePointer<Int64>? = nil,
+                            executor: Executor? = nil) throws(IAPError) -> Coordinator {
         try POSIX.prepareDirectory(config.dataDir, role: "dataDir")
         let fd = try POSIX.lockDirectory(config.dataDir)
         let opened: (Outbox, Outbox.OpenReport)
         do throws(IAPError) { opened = try Outbox.open(directory: config.dataDir) } catch {
-            unlockAndClose(fd)
+            POSIX.unlockDirectory(fd)
+            throw error
+        }
+        let queue = MessageQueue(counter: counter)
+        var thread: SDKThread? = nil
+        do throws(IAPError) {
+            // Every thread the bridge needs, now, where failure is an error
+            // code (C8): no later call may find the system out of threads.
+            try queue.startDelivery()
+            if executor == nil {
+                let t = SDKThread()
+                try t.start()
+                thread = t
+            }
+        } catch {
+            queue.close(fromDeliveryThread: false)
+            opened.0.close()
+            POSIX.unlockDirectory(fd)
             throw error
         }
         let c = Coordinator(config: config, store: store, outbox: opened.0, report: opened.1, dirLockFD: fd,
-                            queue: MessageQueue(counter: counter))
-        c.reservedKey = Coordinator.readKeyReservation(config.dataDir)
-        c.lastAutoKey = c.reservedKey
+                            queue: queue, executor: executor ?? thread!, thread: thread)
         c.start()
         return c
     }
 
-    private init(config: BridgeConfig, store: Store, outbox: Outbox, report: Outbox.OpenReport, dirLockFD: Int32, queue: MessageQueue) {
+    private init(config: BridgeConfig, store: Store, outbox: Outbox, report: Outbox.OpenReport, dirLockFD: Int32,
+                 queue: MessageQueue, executor: Executor, thread: SDKThread?) {
         self.config = config
         self.store = store
         self.outbox = outbox
         self.openReport = report
         self.dirLockFD = dirLockFD
         self.queue = queue
+        self.executor = executor
+        self.thread = thread
+        self.lastKey = max(outbox.keyMark, Coordinator.readLegacyKeyMark(config.dataDir))
+        self.awaiting = Set(outbox.openIntents.map(\.key))
     }
 
     private func start() {
-        lock.withLock {
-            if openReport.isDamaged { queue.push(Messages.outboxDamaged(openReport)) }
-            for r in outbox.liveRecords { emittedSeq[r.id] = queue.push(r.message) }
+        // Queued before open returns: no I/O, the records were read by open.
+        if openReport.isDamaged { queue.push(Messages.outboxDamaged(openReport)) }
+        for r in outbox.liveRecords { queue.push(r.message, resultKey: r.key) }
+        let exec = executor
+        store.attach(scheduler: StoreScheduler(executor: exec))
+        // Events are handled on the SDK thread, whichever thread reports them.
+        let sink: @Sendable (StoreEvent) -> Void = { [weak self] event in
+            exec.post { [weak self] in self?.handle(event) }
         }
-        store.start { [weak self] event in self?.handle(event) }
+        exec.runAndWait { [self] in store.start(sink: sink) }
+        exec.runWhenIdleAndWait {}
     }
 
-    // MARK: Game-facing operations
-
-    public func requestProducts(_ ids: [String]) throws(IAPError) {
-        try enterCall()
-        defer { calls.leave() }
-        guard ids.count <= 1000 else { throw IAPError(.invalidArgument, "at most 1000 product IDs per request, got \(ids.count)") }
-        for id in ids { try Coordinator.validateProductID(id) }
-        store.requestProducts(ids)
-    }
+    // MARK: Game-facing operations (no I/O, C10)
 
     public static func validateProductID(_ id: String) throws(IAPError) {
         guard !id.isEmpty else { throw IAPError(.invalidArgument, "product ID is empty") }
         guard id.utf8.count <= 256 else { throw IAPError(.invalidArgument, "product ID is longer than 256 bytes") }
     }
 
-    /// Starts a purchase keyed by `clickMs` (or an SDK-chosen key when
-    /// `clickMs <= 0`); returns the key. The result arrives as a `"7"`.
-    public func buy(productID: String, clickMs: Int64) throws(IAPError) -> Int64 {
-        try Coordinator.validateProductID(productID)
-        let key: Int64 = try lock.withLock { () throws(IAPError) -> Int64 in
-            guard !closed && !closing else { throw IAPError(.closed, "the bridge is closed") }
-            var k = clickMs
-            if k <= 0 {
-                k = max(POSIX.nowMs(), lastAutoKey + 1)
-                while outbox.hasLive(key: k) || inFlight.contains(k) { k += 1 }
-                if k > reservedKey { try reserveKeys(through: k + Coordinator.keyReservationSpan) }
-                lastAutoKey = k
-            } else if outbox.hasLive(key: k) || inFlight.contains(k) {
-                // C7: keys are unique among live records.
-                throw IAPError(.duplicateKey, "key \(k) is already used by a purchase that is not confirmed yet")
-            }
-            inFlight.insert(k)
-            calls.enter()
-            return k
-        }
-        defer { calls.leave() }
-        do throws(IAPError) {
-            try store.purchase(productID: productID, key: key, token: PurchaseToken(key: key))
-        } catch {
-            _ = lock.withLock { inFlight.remove(key) }
-            throw error
-        }
-        return key
-    }
-
-    /// The game granted (or handled) the result with this key. Drops the
-    /// record and, once the confirm is durable, finishes the store
-    /// transaction (C3). Delivered records with this key are confirmed; if none
-    /// was delivered this session yet, every record with the key is.
-    public func confirm(key: Int64) throws(IAPError) {
-        try lock.withLock { () throws(IAPError) in
-            guard !closed else { throw IAPError(.closed, "the bridge is closed") }
-            let ids = outbox.recordIDs(withKey: key)
-            guard !ids.isEmpty else {
-                throw IAPError(.unknownKey, "no unconfirmed result has key \(key) (already confirmed, or never issued)")
-            }
-            // With one record the choice below is always that record: skip
-            // the queue's lock (the per-confirm cost of a burst).
-            var chosen = ids
-            if ids.count > 1 {
-                let delivered = ids.filter { id in emittedSeq[id].map { queue.wasDelivered($0) } ?? false }
-                if !delivered.isEmpty { chosen = delivered }
-            }
-            outbox.confirm(chosen)
-            for id in chosen { emittedSeq[id] = nil }
-            scheduleFlushLocked()
-        }
+    public func requestProducts(_ ids: [String]) throws(IAPError) {
+        guard ids.count <= 1000 else { throw IAPError(.invalidArgument, "at most 1000 product IDs per request, got \(ids.count)") }
+        for id in ids { try Coordinator.validateProductID(id) }
+        try postGameJob { [self] in store.requestProducts(ids) }
     }
 
     public func restore() throws(IAPError) {
-        try enterCall()
-        defer { calls.leave() }
-        store.restore()
+        try postGameJob { [self] in store.restore() }
     }
 
+    /// Starts a purchase keyed by `clickMs` (or by an SDK key when `clickMs
+    /// <= 0`, or when `clickMs` is at or below a key handed out before: C7);
+    /// returns the key. The purchase itself starts on the SDK thread; its
+    /// result arrives as a `"7"`.
+    public func buy(productID: String, clickMs: Int64) throws(IAPError) -> Int64 {
+        try Coordinator.validateProductID(productID)
+        try store.validatePurchase(productID: productID)
+        return try gate.withLock { () throws(IAPError) -> Int64 in
+            guard !closing else { throw IAPError(.closed, "the bridge is closed") }
+            var k = clickMs
+            if k <= 0 {
+                k = max(POSIX.nowMs(), lastKey + 1)
+            } else if k <= lastKey {
+                k = lastKey + 1
+            }
+            // Posted under `gate`: a close that follows sees this purchase
+            // ahead of it. Posting takes the executor's queue lock only.
+            let key = k
+            guard executor.post({ [self] in startPurchase(key: key, productID: productID) }) else {
+                throw IAPError(.closed, "the bridge is closed")
+            }
+            lastKey = key
+            awaiting.insert(key)
+            return key
+        }
+    }
+
+    /// The game granted (or handled) the result with this key and saved. The
+    /// record is dropped and, once the confirm is durable, the store
+    /// transaction finished (C3). Takes the key's one result, and only after
+    /// the game was shown it in this session (C9).
+    public func confirm(key: Int64) throws(IAPError) {
+        try gate.withLock { () throws(IAPError) in
+            guard !closing else { throw IAPError(.closed, "the bridge is closed") }
+            switch queue.takeShown(key) {
+            case .taken:
+                guard executor.post({ [self] in confirmJob(key: key) }) else {
+                    queue.untake(key)
+                    throw IAPError(.closed, "the bridge is closed")
+                }
+            case .notShown:
+                throw IAPError(.notDelivered, "the result with key \(key) has not been delivered to the game yet; confirm it after handling its message")
+            case .unknown:
+                if awaiting.contains(key) {
+                    throw IAPError(.notDelivered, "the purchase with key \(key) has no result yet; confirm it after handling its \"7\" message")
+                }
+                throw IAPError(.unknownKey, "no unconfirmed result has key \(key) (already confirmed, or never issued)")
+            }
+        }
+    }
+
+    /// Runs a simulator command on the SDK thread and waits until what it
+    /// made the store report has been handled.
     public func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue {
-        try enterCall()
-        defer { calls.leave() }
-        return try store.simulate(command)
+        let box = Locked<Result<JSONValue, IAPError>>(.failure(IAPError(.closed, "the bridge is closed")))
+        try gate.withLock { () throws(IAPError) in
+            guard !closing else { throw IAPError(.closed, "the bridge is closed") }
+        }
+        executor.runAndWait { [self] in
+            guard !closed else { return }
+            let r: Result<JSONValue, IAPError>
+            do throws(IAPError) { r = .success(try store.simulate(command)) } catch { r = .failure(error) }
+            box.withLock { $0 = r }
+        }
+        executor.runWhenIdleAndWait {}
+        return try box.withLock { $0 }.get()
     }
 
-    /// Blocks until every confirm so far is durable and its transaction finished.
-    public func flush() {
-        flusher.sync { flushNow() }
+    /// Waits until everything posted before has been handled and every
+    /// confirm so far is durable and its transaction finished. Returns the
+    /// failure when a confirm could not be made durable, or the bridge is closed.
+    @discardableResult
+    public func flush() -> IAPError? {
+        let closedError = IAPError(.closed, "the bridge is closed")
+        if gate.withLock({ closing }) { return closedError }
+        let box = Locked<IAPError?>(closedError)
+        executor.runWhenIdleAndWait { [self] in
+            guard !closed else { return }
+            let e = commitNow()
+            box.withLock { $0 = e }
+        }
+        return box.withLock { $0 }
     }
 
-    public func close() {
-        let wasOpen: Bool = lock.withLock {
+    /// Closes the bridge: confirms become durable and their transactions
+    /// finished, the store stops, the SDK thread and the callback thread end
+    /// (C8: nothing of the bridge runs after this returns, unless it was
+    /// called from the callback itself, which then returns into the SDK).
+    /// Throws when a confirm could not be made durable (it stays on disk
+    /// unconfirmed: its result is delivered again at the next open).
+    @discardableResult
+    public func close() -> IAPError? {
+        let first: Bool = gate.withLock {
             let was = !closing
             closing = true
             return was
         }
-        guard wasOpen else { return }
-        // Calls already under way (a purchase on another thread) finish and
-        // store their results first; new ones are refused.
-        calls.wait()
-        lock.withLock { closed = true }
-        // Confirms become durable and their transactions finished while the
-        // store is still running; then the store stops.
-        flush()
-        flusher.sync { compactNow(atClose: true) }
-        store.stop()
+        guard first else { return nil }
+        let box = Locked<IAPError?>(nil)
+        executor.runWhenIdleAndWait { [self] in
+            if let e = shutDown() { box.withLock { $0 = e } }
+        }
+        thread?.stop()
         queue.close(fromDeliveryThread: queue.isOnDeliveryThread)
-        lock.withLock { outbox.close() }
-        Coordinator.unlockAndClose(dirLockFD)
+        return box.withLock { $0 }
     }
 
-    public var isClosed: Bool { lock.withLock { closed } }
+    public var isClosed: Bool { gate.withLock { closing } }
 
-    /// Test and benchmark introspection.
-    public var liveRecordCount: Int { lock.withLock { outbox.liveCount } }
-    public var tombstoneCount: Int { lock.withLock { outbox.tombstoneCount } }
+    /// Test and benchmark introspection (waits for the SDK thread).
+    public var liveRecordCount: Int { onExecutor { $0.outbox.liveCount } }
+    public var tombstoneCount: Int { onExecutor { $0.outbox.tombstoneCount } }
+    public var keyMark: Int64 { onExecutor { $0.outbox.keyMark } }
 
-    /// Refuses a call on a closing bridge; otherwise counts it until `calls.leave()`.
-    private func enterCall() throws(IAPError) {
-        try lock.withLock { () throws(IAPError) in
-            guard !closed && !closing else { throw IAPError(.closed, "the bridge is closed") }
-            calls.enter()
+    /// Waits until the SDK thread has handled everything posted so far and
+    /// what that produced (tests: "the store's answers are in the queue").
+    public func settle() { executor.runWhenIdleAndWait {} }
+
+    private func onExecutor<T: Sendable>(_ body: @escaping @Sendable (Coordinator) -> T) -> T {
+        let box = Locked<T?>(nil)
+        executor.runAndWait { [self] in box.withLock { $0 = body(self) } }
+        return box.withLock { $0 }!
+    }
+
+    private func postGameJob(_ job: @escaping @Sendable () -> Void) throws(IAPError) {
+        try gate.withLock { () throws(IAPError) in
+            guard !closing else { throw IAPError(.closed, "the bridge is closed") }
+            guard executor.post({ [self] in if !closed { job() } }) else { throw IAPError(.closed, "the bridge is closed") }
         }
     }
 
-    private static func readKeyReservation(_ dir: String) -> Int64 {
+    private static func readLegacyKeyMark(_ dir: String) -> Int64 {
         guard let bytes = try? POSIX.readFile(dir + "/" + keyReservationFile, limit: 64),
-              let n = Int64(String(decoding: bytes, as: UTF8.self)), n > 0, n < Int64.max / 2 else { return 0 }
+              let n = Int64(String(decoding: bytes, as: UTF8.self)), n > 0, n < 1 << 62 else { return 0 }
         return n
     }
 
-    /// Durably records that keys up to `mark` may be in use. Called with `lock` held.
-    private func reserveKeys(through mark: Int64) throws(IAPError) {
+    // MARK: Jobs on the SDK thread
+
+    private func startPurchase(key: Int64, productID: String) {
+        guard !closed else { return }
         do throws(IAPError) {
-            try POSIX.replaceFile(config.dataDir + "/" + Coordinator.keyReservationFile, with: Array(String(mark).utf8))
+            // C5, C7: the key is written before anything can answer it, and
+            // is durable with (at the latest) the answer's own record.
+            try outbox.addIntent(key: key, productID: productID, atMs: POSIX.nowMs())
         } catch {
-            throw IAPError(.io, "cannot record the SDK's key reservation: \(error.message)")
+            _ = gate.withLock { awaiting.remove(key) }
+            queue.push(Messages.error(op: "buy", code: error.code,
+                                      message: "the purchase was not started (nothing was charged): \(error.message)",
+                                      key: key, productID: productID))
+            return
         }
-        reservedKey = mark
+        do throws(IAPError) {
+            try store.purchase(productID: productID, key: key, token: PurchaseToken(key: key))
+        } catch {
+            let failure: PurchaseFailure = error.code == .unknownProduct ? .productUnavailable : .unknown
+            handleFailure(key: key, productID: productID, failure: failure, detail: error.message)
+        }
     }
 
-    private static func unlockAndClose(_ fd: Int32) { POSIX.unlockDirectory(fd) }
+    private func confirmJob(key: Int64) {
+        guard !closed else { return }
+        let ids = outbox.recordIDs(withKey: key)
+        assert(ids.count == 1, "C9: key \(key) has \(ids.count) live results")
+        guard let id = ids.first else { return }
+        outbox.confirm([id])
+        scheduleCommit()
+    }
 
-    // MARK: Group commit
-
-    /// How long a flush waits after the confirm that asked for it, so that
+    /// How long a commit waits after the confirm that asked for it, so that
     /// the confirms of one frame (a restore can bring hundreds) share one
-    /// sync instead of the first few syncing alone while the rest queue up.
-    /// Only durability waits (and the finish after it); the game's thread
-    /// never does, and iap_flush flushes at once.
-    static let commitWindow: DispatchTimeInterval = .milliseconds(4)
+    /// sync. Only durability waits (and the finish after it); iap_flush
+    /// commits at once.
+    static let commitWindowMs: Int64 = 4
 
-    private func scheduleFlushLocked() {
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        // Weak: a closed bridge (close flushed already) is not kept alive by a
-        // pending window; it held the coordinator up to 4 ms after iap_close,
-        // which valgrind and LeakSanitizer reported as lost at a quick exit.
-        flusher.asyncAfter(deadline: .now() + Coordinator.commitWindow) { [weak self] in self?.flushNow() }
+    private func scheduleCommit() {
+        guard !commitScheduled else { return }
+        commitScheduled = true
+        executor.schedule(afterMs: Coordinator.commitWindowMs) { [weak self] in
+            guard let self, !self.closed else { return }
+            _ = self.commitNow()
+        }
     }
 
-    /// One group commit. The sync runs without `lock`: the game's confirms
-    /// (and everything else) go on meanwhile and join the next one.
-    private func flushNow() {
-        let batch: Outbox.ConfirmFlush? = lock.withLock {
-            flushScheduled = false
-            do throws(IAPError) { return try outbox.beginConfirmFlush() } catch {
-                reportFlushFailure(error)
-                return nil
-            }
-        }
-        guard let batch else { return }
-        var failure: IAPError? = nil
-        do throws(IAPError) { try batch.sync() } catch { failure = error }
-        let toFinish: [String] = lock.withLock {
-            let t = outbox.endConfirmFlush(batch, failed: failure != nil)
-            if let failure { reportFlushFailure(failure) }
-            return t
+    /// One group commit: confirms written and synced, then their
+    /// transactions finished (C3). Returns the failure, also reported as an
+    /// `"error"` message; the confirms stay pending and are retried.
+    @discardableResult
+    private func commitNow() -> IAPError? {
+        commitScheduled = false
+        let toFinish: [String]
+        do throws(IAPError) { toFinish = try outbox.flushConfirms() } catch {
+            queue.push(Messages.error(op: "confirm", code: error.code,
+                                      message: "a confirm could not be made durable; its result stays unconfirmed and its transaction unfinished: \(error.message)"))
+            return error
         }
         if !toFinish.isEmpty {
             FaultPoint.beforeFinish.reach()
             store.finish(transactionIDs: toFinish)
             FaultPoint.afterFinish.reach()
         }
-        // Compaction is housekeeping: queued behind this flush, so neither
-        // finishing nor iap_flush waits for it.
-        if lock.withLock({ outbox.isCompactionWorthwhile }) {
-            flusher.async { [weak self] in self?.compactNow(atClose: false) }
-        }
-    }
-
-    /// Rewrites the outbox when it holds mostly history. It holds the lock
-    /// throughout, so while confirms are waiting for a flush it waits too
-    /// (the next flush queues it again); `close` runs it regardless.
-    private func compactNow(atClose: Bool) {
-        lock.withLock {
-            guard atClose || (!closed && !outbox.hasPendingConfirms) else { return }
-            do throws(IAPError) { try outbox.compactIfWorthwhile() } catch {
-                queue.push(Messages.error(op: "outbox", code: error.code,
-                                          message: "compacting the outbox failed; nothing was lost, it is retried later: \(error.message)"))
+        if outbox.isCompactionWorthwhile {
+            executor.post { [weak self] in
+                guard let self, !self.closed else { return }
+                self.compact()
             }
         }
+        return nil
     }
 
-    /// Not durable: the transactions stay unfinished (they will be
-    /// re-delivered, and the game ignores keys it already granted).
-    private func reportFlushFailure(_ error: IAPError) {
-        queue.push(Messages.error(op: "confirm", code: error.code, message: error.message))
+    private func compact() {
+        do throws(IAPError) { try outbox.compactIfWorthwhile() } catch {
+            queue.push(Messages.error(op: "outbox", code: error.code,
+                                      message: "compacting the outbox failed; nothing was lost, it is retried later: \(error.message)"))
+        }
     }
 
-    // MARK: Store events
+    private func shutDown() -> IAPError? {
+        guard !closed else { return nil }
+        let failure = commitNow()
+        if failure == nil { compact() }
+        closed = true
+        store.stop()
+        outbox.close()
+        POSIX.unlockDirectory(dirLockFD)
+        return failure
+    }
+
+    /// Test hook: the process dies here. Nothing more is written, committed
+    /// or finished; the files stay as they are and the locks are released (as
+    /// the kernel does for a dead process), so the test can open again.
+    public func crashForTesting() {
+        gate.withLock { closing = true }
+        executor.runAndWait { [self] in
+            guard !closed else { return }
+            closed = true
+            store.stop()
+            outbox.close()
+            POSIX.unlockDirectory(dirLockFD)
+        }
+        thread?.stop()
+        queue.close(fromDeliveryThread: queue.isOnDeliveryThread)
+    }
+
+    // MARK: Store events (on the SDK thread)
 
     func handle(_ event: StoreEvent) {
+        guard !closed else { return }
         switch event {
         case .transaction(let t, let arrival):
             if t.revocationDateMs != nil { handleRevocation(t) } else { handleTransaction(t, arrival) }
         case .purchaseFailed(let key, let productID, let failure):
-            handleFailure(key: key, productID: productID, failure: failure)
+            handleFailure(key: key, productID: productID, failure: failure, detail: nil)
         case .pending(let key, let productID, let reason):
-            lock.withLock {
-                guard !closed else { return }
-                // The key stays in flight: a purchase waiting for approval
-                // still owns its key (C7) until its result arrives.
-                queue.push(Messages.pending(key: key, productID: productID, reason: reason))
-            }
+            // Not a result: the key keeps awaiting its one result (C9).
+            queue.push(Messages.pending(key: key, productID: productID, reason: reason))
         case .products(let answer):
-            pushIfOpen(Messages.products(answer))
+            queue.push(Messages.products(answer))
         case .unfinished(let ids):
-            lock.withLock {
-                guard !closed else { return }
-                do throws(IAPError) { try outbox.forgetFinished(stillUnfinished: Set(ids)) } catch {
-                    queue.push(Messages.error(op: "outbox", code: error.code, message: error.message))
-                }
+            do throws(IAPError) { try outbox.forgetFinished(stillUnfinished: Set(ids)) } catch {
+                queue.push(Messages.error(op: "outbox", code: error.code, message: error.message))
             }
         case .finished(let ids):
-            lock.withLock { if !closed { outbox.noteFinished(ids) } }
+            outbox.noteFinished(ids)
         case .entitlements(let list, let reason):
             if reason == "open" && !config.entitlementsAtOpen { return }
-            pushIfOpen(Messages.entitlements(list, reason: reason, nowMs: POSIX.nowMs()))
+            queue.push(Messages.entitlements(list, reason: reason, nowMs: POSIX.nowMs()))
         case .error(let op, let message):
-            pushIfOpen(Messages.error(op: op, code: .io, message: message))
+            queue.push(Messages.error(op: op, code: .store, message: message))
         }
     }
 
-    private func pushIfOpen(_ m: [UInt8]) {
-        lock.withLock { if !closed { queue.push(m) } }
+    /// The key a game purchase's result is stored under: its own while it
+    /// awaits its result; a fresh one when that key already had its result
+    /// (C9: one result per key), with the click named in `clickKey`. A key
+    /// above every key this dataDir handed out (a purchase from before a
+    /// reinstall) is taken as it is.
+    private func keyForGameResult(_ k: Int64) -> (key: Int64, clickKey: Int64?) {
+        gate.withLock {
+            if awaiting.contains(k) { return (k, nil) }
+            if k > lastKey && !outbox.hasLive(key: k) {
+                lastKey = k
+                return (k, nil)
+            }
+            lastKey += 1
+            return (lastKey, k)
+        }
     }
 
-    /// The key of a transaction: the game's, carried by the purchase call or
-    /// the token (C5); otherwise one derived from the transaction ID, so the
-    /// same store-initiated transaction always gets the same key (C7).
-    private func resolveKey(_ t: StoreTransaction, _ arrival: Arrival, flavor: String) -> (Int64, String) {
-        if case .purchase(let k) = arrival { return (k, "game") }
-        if flavor == "t", !t.isRenewal, let k = t.token?.key { return (k, "game") }
+    /// A store-initiated transaction's key: derived from its ID, so the same
+    /// transaction always gets the same key (negative: never a game's).
+    private func storeKey(_ t: StoreTransaction, flavor: String) -> Int64 {
         var h: UInt64 = 0xcbf29ce484222325
         for b in (flavor + ":" + t.id).utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
         var k = -Int64(h & 0x3FFF_FFFF_FFFF_FFFF) - 1
         // Probe past a live record of another transaction with the same key.
         while outbox.records(withKey: k).contains(where: { $0.transactionID != t.id }) { k -= 1 }
-        return (k, "store")
+        return k
     }
 
     private func handleTransaction(_ t: StoreTransaction, _ arrival: Arrival) {
-        var finishAgain = false
-        lock.withLock {
-            guard !closed else { return }
-            let (key, origin) = resolveKey(t, arrival, flavor: "t")
-            // The purchase call's own answer for a key nothing has answered
-            // yet. Anything else about a transaction already shown (its
-            // update-stream twin, launch re-delivery, a restore) is the same
-            // transaction again (C4). Found by the 8-thread stress: two buys of
-            // one non-consumable racing, and a purchase result arriving after
-            // its update-stream twin was confirmed.
-            var answersClick = false
-            if case .purchase = arrival { answersClick = inFlight.contains(key) }
-            if origin == "game" { inFlight.remove(key) }
-            let owned = t.kind != .consumable
-            // Owned already: the store says so, or this click got another
-            // click's transaction (its token carries the other key).
-            let alreadyOwned = owned && (t.alreadyOwned || (answersClick && t.token?.key != key))
-            let live = outbox.liveRecords(transaction: t.id, flavor: .transaction)
-            if !live.isEmpty || outbox.hasTombstone(transaction: t.id, flavor: .transaction) {
-                // Seen before: only a new click on something owned gets its
-                // own answer, and never twice for one key.
-                guard answersClick, owned, !live.contains(where: { $0.key == key }) else {
-                    // Confirmed before: make sure the store forgets it, but
-                    // never before the confirm is durable (C3): a pending
-                    // flush finishes it then.
-                    if live.isEmpty { finishAgain = !outbox.isFinishPending(transaction: t.id) }
-                    return
-                }
+        // Whose click this answers: the purchase call's key, or the token's
+        // (C5; a renewal carries its first purchase's token but is the store's).
+        var click: Int64? = nil
+        if case .purchase(let k) = arrival { click = k } else if !t.isRenewal, let k = t.token?.key, k > 0 { click = k }
+        let answersClick: Bool = { if case .purchase(let k) = arrival { return gate.withLock { awaiting.contains(k) } } else { return false } }()
+        let owned = t.kind != .consumable
+        let live = outbox.liveRecords(transaction: t.id, flavor: .transaction)
+        if !live.isEmpty || outbox.hasTombstone(transaction: t.id, flavor: .transaction) {
+            // Seen before (C4): only a new click on something owned gets its
+            // own answer (the existing transaction, no new charge).
+            guard answersClick, owned, let k = click, !live.contains(where: { $0.key == k }) else {
+                // Confirmed before: make sure the store forgets it, but never
+                // before the confirm is durable (C3): a pending commit
+                // finishes it then.
+                if live.isEmpty && !outbox.isFinishPending(transaction: t.id) { store.finish(transactionID: t.id) }
+                return
             }
-            let message = Messages.purchase(key: key, transaction: t, origin: origin, alreadyOwned: alreadyOwned)
-            storeAndEmit(key: key, kind: t.verified ? .purchase : .unverified, txn: t.id, message: message)
         }
-        if finishAgain { store.finish(transactionID: t.id) }
+        let key: Int64
+        var clickKey: Int64? = nil
+        let origin: String
+        if let k = click {
+            (key, clickKey) = keyForGameResult(k)
+            origin = "game"
+        } else {
+            key = storeKey(t, flavor: "t")
+            origin = "store"
+        }
+        let alreadyOwned = owned && (t.alreadyOwned || (answersClick && t.token?.key != click))
+        let message = Messages.purchase(key: key, transaction: t, origin: origin, alreadyOwned: alreadyOwned, clickKey: clickKey)
+        storeAndEmit(key: key, kind: t.verified ? .purchase : .unverified, txn: t.id, productID: t.productID, message: message)
     }
 
     private func handleRevocation(_ t: StoreTransaction) {
-        var finishAgain = false
-        lock.withLock {
-            guard !closed else { return }
-            guard outbox.liveRecords(transaction: t.id, flavor: .revocation).isEmpty else { return }
-            if outbox.hasTombstone(transaction: t.id, flavor: .revocation) {
-                finishAgain = !outbox.isFinishPending(transaction: t.id)
-                return
-            }
-            let (key, _) = resolveKey(t, .update, flavor: "r")
-            let origin = t.token?.key != nil ? "game" : "store"
-            storeAndEmit(key: key, kind: .revocation, txn: t.id, message: Messages.revoked(key: key, transaction: t, origin: origin))
+        guard outbox.liveRecords(transaction: t.id, flavor: .revocation).isEmpty else { return }
+        if outbox.hasTombstone(transaction: t.id, flavor: .revocation) {
+            if !outbox.isFinishPending(transaction: t.id) { store.finish(transactionID: t.id) }
+            return
         }
-        if finishAgain { store.finish(transactionID: t.id) }
+        let key = storeKey(t, flavor: "r")
+        let origin = t.token?.key != nil ? "game" : "store"
+        storeAndEmit(key: key, kind: .revocation, txn: t.id, productID: t.productID,
+                     message: Messages.revoked(key: key, transaction: t, origin: origin))
     }
 
-    private func handleFailure(key: Int64, productID: String, failure: PurchaseFailure) {
-        lock.withLock {
-            guard !closed else { return }
-            inFlight.remove(key)
-            let detail = Coordinator.failureText(failure)
-            storeAndEmit(key: key, kind: .failure, txn: "", message: Messages.purchaseFailed(key: key, productID: productID, failure: failure, detail: detail))
+    private func handleFailure(key k: Int64, productID: String, failure: PurchaseFailure, detail: String?) {
+        if failure == .interrupted {
+            // Not final (C9): the payment may still complete; the game is told
+            // it waits, and the key keeps awaiting its one result.
+            queue.push(Messages.pending(key: k, productID: productID, reason: "interrupted"))
+            return
         }
+        let (key, _) = keyForGameResult(k)
+        let text = detail.map { "\(Coordinator.failureText(failure)) (\($0))" } ?? Coordinator.failureText(failure)
+        storeAndEmit(key: key, kind: .failure, txn: "", productID: productID,
+                     message: Messages.purchaseFailed(key: key, productID: productID, failure: failure, detail: text))
     }
 
     static func failureText(_ f: PurchaseFailure) -> String {
         switch f {
         case .cancelled: return "the player cancelled the purchase"
         case .declined: return "a parent declined the purchase (Ask to Buy)"
-        case .networkError: return "the store could not be reached; nothing was charged"
+        case .networkError: return "the store could not be reached; if the player was charged anyway, the purchase arrives later as a \"7\" of its own"
         case .notAllowed: return "purchases are not allowed on this device or account"
         case .productUnavailable: return "the product is not available in this storefront"
-        case .interrupted: return "the payment was interrupted; if the player completes it, a success with the same key follows"
-        case .unknown: return "the store reported an unknown error; nothing was charged"
+        case .interrupted: return "the payment was interrupted; if the player completes it, its result follows"
+        case .unknown: return "the store reported an error; if the player was charged anyway, the purchase arrives later as a \"7\" of its own"
         }
     }
 
-    /// Writes the record durably, then makes its message visible (C2).
-    /// Called with `lock` held. On a write failure nothing is shown; the
+    /// Writes the record durably, then makes its message visible (C2), then
+    /// the key stops awaiting. On a write failure nothing is shown; the
     /// store still lists the transaction as unfinished, so it comes back.
-    private func storeAndEmit(key: Int64, kind: RecordKind, txn: String, message: [UInt8]) {
+    private func storeAndEmit(key: Int64, kind: RecordKind, txn: String, productID: String, message: [UInt8]) {
+        assert(!outbox.hasLive(key: key), "C9: a second result under key \(key)")
         do throws(IAPError) {
             let r = try outbox.put(key: key, kind: kind, transactionID: txn, message: message)
             assert(outbox.isDurable(r.id), "C2")
-            emittedSeq[r.id] = queue.push(r.message)
+            queue.push(r.message, resultKey: key)
+            _ = gate.withLock { awaiting.remove(key) }
         } catch {
-            queue.push(Messages.error(op: "outbox", code: error.code, message: "a result could not be stored and was not delivered; it will be retried at the next launch: \(error.message)"))
+            queue.push(Messages.error(op: "outbox", code: error.code,
+                                      message: "a result could not be stored and was not delivered; it is delivered again when the store re-delivers it: \(error.message)",
+                                      key: key, productID: productID))
         }
     }
 }

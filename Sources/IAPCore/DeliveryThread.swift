@@ -41,15 +41,21 @@ final class DeliveryThread: @unchecked Sendable {
         locked { work = w }
     }
 
+    /// Starts the thread (at `iap_open`, where a failure can be reported:
+    /// never later, C8). Returns false when the system refused a thread.
+    func start() -> Bool {
+        locked {
+            if !started && !stopping { started = startLocked() }
+            return started
+        }
+    }
+
     /// Runs the work on the thread (soon, once even for several wake-ups).
-    /// Starts the thread the first time. Returns false when the system
-    /// refused a new thread (or after stop): nothing will run, wake again later.
+    /// Returns false before `start` or after `stop`: nothing will run.
     @discardableResult
     func wake() -> Bool {
         locked {
-            guard !stopping else { return false }
-            if !started { started = startLocked() }
-            guard started else { return false }
+            guard !stopping, started else { return false }
             wakeups = true
             pthread_cond_signal(cond)
             return true

@@ -18,9 +18,15 @@ public enum IAPCode: Int32, Sendable, CaseIterable {
     case unknownOp = -14
     case notFound = -15
     case internalError = -16
+    case notDelivered = -17
+    case resource = -18
+    case store = -19
 
     /// The header's constant name, used in messages and docs.
-    public var name: String {
+    public var name: String { staticName.description }
+
+    /// The same, as static storage (what `iap_error_name` returns).
+    public var staticName: StaticString {
         switch self {
         case .ok: return "IAP_OK"
         case .nullArgument: return "IAP_E_NULL_ARG"
@@ -39,6 +45,9 @@ public enum IAPCode: Int32, Sendable, CaseIterable {
         case .unknownOp: return "IAP_E_UNKNOWN_OP"
         case .notFound: return "IAP_E_NOT_FOUND"
         case .internalError: return "IAP_E_INTERNAL"
+        case .notDelivered: return "IAP_E_NOT_DELIVERED"
+        case .resource: return "IAP_E_RESOURCE"
+        case .store: return "IAP_E_STORE"
         }
     }
 }

@@ -6,10 +6,14 @@ public final class MessageQueue: @unchecked Sendable {
     public typealias Listener = @Sendable (UnsafePointer<CChar>) -> Void
 
     private let lock = Lock()
-    private var items: [(seq: UInt64, bytes: [UInt8])] = []
+    private var items: [(seq: UInt64, bytes: [UInt8], resultKey: Int64?)] = []
+    /// Keys of queued results (messages the game must confirm) and of those
+    /// handed to the game this session and not confirmed: a confirm takes only
+    /// a result the game has been shown (C9).
+    private var queuedResults: Set<Int64> = []
+    private var shown: Set<Int64> = []
     private var head = 0
     private var nextSeq: UInt64 = 1
-    private var lastDeliveredSeq: UInt64 = 0
     /// Number of queued messages, readable without the lock (the per-frame
     /// empty poll reads only this). Owned by the caller when passed in.
     public let pendingCount: UnsafeMutablePointer<Int64>
@@ -33,20 +37,34 @@ public final class MessageQueue: @unchecked Sendable {
         delivery.setWork { [weak self] in self?.drain() }
     }
 
+    /// Starts the callback thread; `iap_open` calls it, so no later call
+    /// needs a thread the system may refuse (C8).
+    public func startDelivery() throws(IAPError) {
+        guard delivery.start() else {
+            throw IAPError(.resource, "cannot start the SDK's callback thread; close other bridges or free threads and try again")
+        }
+    }
+
     deinit {
         delivery.stop()
         if ownsCount { pendingCount.deallocate() }
     }
 
-    /// Queues a message; returns its sequence number.
+    /// Queues a message; returns its sequence number. `resultKey`: the key
+    /// of a result the game must confirm (one per key per session).
     @discardableResult
-    public func push(_ bytes: [UInt8]) -> UInt64 {
+    public func push(_ bytes: [UInt8], resultKey: Int64? = nil) -> UInt64 {
         lock.withLock {
             let seq = nextSeq
             nextSeq += 1
             // After close the counter may belong to the next bridge of this slot.
             guard !closed else { return seq }
-            items.append((seq, bytes))
+            if let k = resultKey {
+                // C9 by construction: every key has at most one result.
+                assert(!queuedResults.contains(k) && !shown.contains(k), "C9: two results under key \(k)")
+                queuedResults.insert(k)
+            }
+            items.append((seq, bytes, resultKey))
             iapc_atomic_add_i64(pendingCount, 1)
             scheduleDeliveryLocked()
             return seq
@@ -66,17 +84,42 @@ public final class MessageQueue: @unchecked Sendable {
         let item = items[head]
         items[head].bytes = []
         head += 1
+        if let k = item.resultKey {
+            queuedResults.remove(k)
+            shown.insert(k)
+        }
         if head > 1024 && head * 2 > items.count {
             items.removeFirst(head)
             head = 0
         }
         iapc_atomic_add_i64(pendingCount, -1)
-        lastDeliveredSeq = item.seq
         return item.bytes
     }
 
-    /// True when the message with this sequence number was handed to the game.
-    public func wasDelivered(_ seq: UInt64) -> Bool { lock.withLock { seq <= lastDeliveredSeq } }
+    /// What a confirm of `key` finds.
+    public enum ConfirmCheck: Sendable, Equatable {
+        /// The result was handed to the game: the confirm takes it (and a
+        /// second confirm of the key finds `.unknown`).
+        case taken
+        /// The result is queued and the game has not been shown it yet.
+        case notShown
+        /// No result with this key is queued or shown.
+        case unknown
+    }
+
+    /// Takes the shown result with this key for a confirm (C9: never a
+    /// result the game has not been shown).
+    public func takeShown(_ key: Int64) -> ConfirmCheck {
+        lock.withLock {
+            if shown.remove(key) != nil { return .taken }
+            return queuedResults.contains(key) ? .notShown : .unknown
+        }
+    }
+
+    /// Gives a taken result back (its confirm could not be accepted).
+    public func untake(_ key: Int64) {
+        lock.withLock { if !closed { shown.insert(key) } }
+    }
 
     public var count: Int { Int(iapc_atomic_load_i64(pendingCount)) }
 
@@ -126,6 +169,8 @@ public final class MessageQueue: @unchecked Sendable {
             // slot, counter included, to the next bridge.
             items.removeAll()
             head = 0
+            queuedResults.removeAll()
+            shown.removeAll()
             iapc_atomic_store_i64(pendingCount, 0)
         }
         // Ends the delivery thread after the callback under way (if any) and

@@ -19,7 +19,11 @@ public enum Messages {
     }
 
     /// `"7"`: a purchase result the game must confirm by key.
-    public static func purchase(key: Int64, transaction t: StoreTransaction, origin: String, alreadyOwned: Bool) -> [UInt8] {
+    /// `clickKey`: the game's click this transaction answers, when it arrived
+    /// after that click already had its result (StoreKit charged after the
+    /// purchase call had failed): it then has a key of its own (C7, C9).
+    public static func purchase(key: Int64, transaction t: StoreTransaction, origin: String, alreadyOwned: Bool,
+                                clickKey: Int64? = nil) -> [UInt8] {
         // C6: a transaction that did not verify never becomes a success.
         var w = resultHead(key: key, productID: t.productID, result: t.verified ? "0" : "6",
                            resultName: t.verified ? "success" : "unverified", transactionID: t.id, originalID: t.originalID,
@@ -29,6 +33,7 @@ public enum Messages {
         w.int("expiresDate", t.expiresDateMs)
         w.string("origin", origin)
         w.bool("alreadyOwned", alreadyOwned)
+        if let clickKey { w.string("clickKey", String(clickKey)) }
         w.string("environment", t.environment)
         if !t.verified { w.string("message", "the store's signature check failed for this transaction; do not grant it") }
         if let jws = t.jws { w.string("jws", jws) }
@@ -130,13 +135,16 @@ public enum Messages {
 
     /// `"error"`: an asynchronous operation failed (products, restore, a
     /// store-side failure outside a purchase).
-    public static func error(op: String, code: IAPCode, message: String) -> [UInt8] {
+    /// An error about one purchase names its key and product.
+    public static func error(op: String, code: IAPCode, message: String, key: Int64? = nil, productID: String? = nil) -> [UInt8] {
         var w = JSONObjectWriter()
         w.string("type", "error")
         w.string("op", op)
         w.int("code", Int64(code.rawValue))
         w.string("codeName", code.name)
         w.string("message", message)
+        if let key { w.string("key", String(key)) }
+        if let productID { w.string("productID", productID) }
         return w.finish()
     }
 

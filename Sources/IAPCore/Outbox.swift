@@ -42,6 +42,22 @@ public final class Outbox {
     private var nextID: UInt64 = 1
     private var liveBytes = 0
 
+    /// Purchases started and not answered yet, by key (C5, C7), oldest first.
+    public struct Intent: Sendable, Equatable {
+        public let key: Int64
+        public let productID: String
+        public let atMs: Int64
+    }
+    private var intents: [Int64: Intent] = [:]
+    /// How many open intents are kept: a purchase the store never answers
+    /// (StoreKit reports no declined Ask to Buy) must not grow the file
+    /// forever. An intent dropped here only means a very late answer gets a
+    /// fresh key (it is still delivered).
+    public static let maxIntents = 256
+    /// Every key up to here has been handed out (C7): the highest key of an
+    /// intent or a result this file has held; compaction keeps it.
+    public private(set) var keyMark: Int64 = 0
+
     /// Confirmed record IDs not written yet: one frame for all of them at
     /// the next write (group commit), not one per confirm call.
     private var pendingConfirmIDs: [UInt64] = []
@@ -140,10 +156,17 @@ public final class Outbox {
             for t in txns {
                 if let tag = TransactionTag(encoded: t) { tombstones[tag] = nil }
             }
+        case .intent(let key, let productID, let atMs):
+            intents[key] = Intent(key: key, productID: productID, atMs: atMs)
+            keyMark = max(keyMark, key)
+        case .keyMark(let mark):
+            keyMark = max(keyMark, mark)
         }
     }
 
     private func insertLive(_ r: OutboxRecord) {
+        // A stored result answers its key's purchase; game keys are positive.
+        if intents.removeValue(forKey: r.key) == nil, r.key > 0 { keyMark = max(keyMark, r.key) }
         live[r.id] = r
         byKey[r.key, default: []].append(r.id)
         if let f = r.kind.flavor { byTransaction[TransactionTag(r.transactionID, f), default: []].append(r.id) }
@@ -184,6 +207,9 @@ public final class Outbox {
     public func recordIDs(withKey key: Int64) -> [UInt64] { byKey[key] ?? [] }
     public func records(withKey key: Int64) -> [OutboxRecord] { (byKey[key] ?? []).compactMap { live[$0] } }
     public func hasLive(key: Int64) -> Bool { byKey[key] != nil }
+    /// Purchases started and not answered yet, oldest first.
+    public var openIntents: [Intent] { intents.values.sorted { ($0.atMs, $0.key) < ($1.atMs, $1.key) } }
+    public func intent(key: Int64) -> Intent? { intents[key] }
     public func liveRecords(transaction txn: String, flavor: TombstoneFlavor) -> [OutboxRecord] {
         (byTransaction[TransactionTag(txn, flavor)] ?? []).compactMap { live[$0] }
     }
@@ -233,6 +259,25 @@ public final class Outbox {
         FaultPoint.afterOutboxSync.reach()
         assert(isDurable(r.id), "C2: a result must be durable before it is visible")
         return r
+    }
+
+    /// Records that a purchase with this key is starting (C5: the key of a
+    /// purchase that completes after a crash; C7: the key is taken). Appended
+    /// without a sync of its own: the next sync (the result's, or a confirm's
+    /// group commit) carries it, so a purchase costs one sync, not two. A kill
+    /// cannot lose it (the kernel has the page). A power cut before that sync
+    /// can; the store then re-delivers a charged transaction with the key in
+    /// its token, and it is delivered under that key (or, if the game was
+    /// handed the same key again since, under a fresh one naming it in
+    /// `clickKey`): never lost, never granted twice.
+    public func addIntent(key: Int64, productID: String, atMs: Int64) throws(IAPError) {
+        var frame: [UInt8] = []
+        RecordFrame.encode(OutboxEntry.intent(key: key, productID: productID, atMs: atMs).encoded(), into: &frame)
+        try log.appendFramed(frame)
+        writeSeq += 1
+        intents[key] = Intent(key: key, productID: productID, atMs: atMs)
+        keyMark = max(keyMark, key)
+        if intents.count > Outbox.maxIntents, let oldest = openIntents.first { intents[oldest.key] = nil }
     }
 
     private func syncLog() throws(IAPError) {
@@ -424,6 +469,8 @@ public final class Outbox {
         for t in tombstones.keys.sorted(by: <) {
             payloads.append(OutboxEntry.tombstone(txn: t.transactionID, flavor: t.flavor).encoded())
         }
+        payloads.append(OutboxEntry.keyMark(keyMark).encoded())
+        for i in openIntents { payloads.append(OutboxEntry.intent(key: i.key, productID: i.productID, atMs: i.atMs).encoded()) }
         for r in liveRecords { payloads.append(OutboxEntry.put(r).encoded()) }
         try log.rewrite(payloads)
         writeSeq += 1

@@ -9,11 +9,20 @@ public enum OutboxEntry: Sendable, Equatable {
     case tombstone(txn: String, flavor: TombstoneFlavor)
     /// The store no longer lists these transactions as unfinished.
     case forget([String])
+    /// A purchase the game started with this key and whose result has not
+    /// been stored yet (C5: its key survives a crash; C7: the key is taken).
+    /// A `put` with the same key closes it.
+    case intent(key: Int64, productID: String, atMs: Int64)
+    /// Every key up to this mark may have been handed out on this dataDir
+    /// (C7): the next key is above it, whatever the clock says.
+    case keyMark(Int64)
 
     static let tagPut: UInt8 = 0x01
     static let tagConfirm: UInt8 = 0x02
     static let tagTombstone: UInt8 = 0x03
     static let tagForget: UInt8 = 0x04
+    static let tagIntent: UInt8 = 0x05
+    static let tagKeyMark: UInt8 = 0x06
 
     public func encoded() -> [UInt8] {
         var w = ByteWriter()
@@ -37,6 +46,14 @@ public enum OutboxEntry: Sendable, Equatable {
             w.u8(OutboxEntry.tagForget)
             w.u32(UInt32(txns.count))
             for t in txns { w.str16(t) }
+        case .intent(let key, let productID, let atMs):
+            w.u8(OutboxEntry.tagIntent)
+            w.u64(UInt64(bitPattern: key))
+            w.u64(UInt64(bitPattern: atMs))
+            w.str16(productID)
+        case .keyMark(let mark):
+            w.u8(OutboxEntry.tagKeyMark)
+            w.u64(UInt64(bitPattern: mark))
         }
         return w.out
     }
@@ -65,6 +82,14 @@ public enum OutboxEntry: Sendable, Equatable {
             var txns: [String] = []
             for _ in 0..<n { guard let t = r.str16() else { return nil }; txns.append(t) }
             entry = .forget(txns)
+        case tagIntent:
+            guard let key = r.u64(), let at = r.u64(), let product = r.str16() else { return nil }
+            entry = .intent(key: Int64(bitPattern: key), productID: product, atMs: Int64(bitPattern: at))
+        case tagKeyMark:
+            // A mark near Int64.max is damage that kept its checksum: the next
+            // key would overflow. Refused like an impossible record ID.
+            guard let mark = r.u64(), mark < 1 << 62 else { return nil }
+            entry = .keyMark(Int64(bitPattern: mark))
         default:
             return nil
         }

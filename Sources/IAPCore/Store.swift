@@ -1,14 +1,26 @@
 /// The contract every store backend implements: the simulated App Store
 /// (IAPSimulator) and StoreKit 2 (IAPStoreKit).
 ///
-/// Threading and lock order: a store may call its sink from any thread, but
-/// never while holding a lock of its own that `finish`, `purchase` or any
-/// other method takes; the coordinator never holds its lock while calling the
-/// store. Store methods must return promptly (do slow work elsewhere and
-/// report through the sink).
+/// Threading: the coordinator calls every method except
+/// `validatePurchase` on its bridge's SDK thread, one at a time, never on the
+/// game's thread (C10). A store may call its sink from any thread; the sink
+/// only queues the event for the SDK thread. Store methods may write their
+/// own state to disk but must not wait for the player or the network: the
+/// answer comes later through the sink.
 public protocol Store: AnyObject, Sendable {
     /// "simulator" or "storekit".
     var name: String { get }
+
+    /// Gives the store its bridge's executor for work it must do later (a
+    /// purchase's delay, a renewal timer): a store starts no thread or timer
+    /// of its own. Called once, before `start`. Default: nothing.
+    func attach(scheduler: StoreScheduler)
+
+    /// Checks, from memory only and on the game's thread, that a purchase of
+    /// this product can be started: throws `.unknownProduct` when the store
+    /// knows at once that the ID is not sold. Default: accepts everything
+    /// (the answer then comes as a result "5").
+    func validatePurchase(productID: String) throws(IAPError)
 
     /// Begins listening. The store reports, through `sink`, every unfinished
     /// transaction (as StoreKit re-delivers them after launch), then the
@@ -44,11 +56,15 @@ public protocol Store: AnyObject, Sendable {
     /// Drives a simulated store; other stores throw `.notSupported`.
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue
 
-    /// Stops listening; no sink call starts after this returns.
+    /// Stops listening and ends every task the store started; no sink call
+    /// starts after this returns (and one that does anyway is ignored).
     func stop()
 }
 
 extension Store {
+    public func attach(scheduler: StoreScheduler) {}
+    public func validatePurchase(productID: String) throws(IAPError) {}
+
     public func finish(transactionIDs: [String]) {
         for id in transactionIDs { finish(transactionID: id) }
     }

@@ -1,4 +1,3 @@
-import Dispatch
 import IAPCore
 
 /// A simulated App Store, for every platform: reads an Xcode `.storekit`
@@ -37,7 +36,14 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     var sink: (@Sendable (StoreEvent) -> Void)? = nil
     var stopped = false
     var lastEntitlementIDs: [Int64] = []
-    private var timer: DispatchSourceTimer? = nil
+    /// The bridge's executor: the purchase delay and the renewal timer run on it.
+    var scheduler: StoreScheduler? = nil
+    /// Purchases waiting out `purchaseDelayMs`, by key.
+    var delayed: [Int64: (productID: String, token: PurchaseToken)] = [:]
+    /// Purchases whose payment sheet was still up when the bridge closed:
+    /// they complete at the next start, answering the purchase call (as a
+    /// StoreKit purchase interrupted by a quit completes after relaunch).
+    var landing: [(key: Int64, productID: String)] = []
     private let lockFD: Int32
     let timeFactor: Int64
     let openRealMs: Int64
@@ -117,6 +123,12 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             if let g = e["group"]?.stringValue { nextRenewalProduct[g] = e["product"]?.stringValue }
         case "ask":
             if let on = e["on"]?.boolValue { askToBuy = on }
+        case "fly":
+            if let key = e["key"]?.int64Value, let product = e["product"]?.stringValue {
+                landing.append((key, product))
+            }
+        case "land":
+            landing.removeAll()
         default:
             return
         }
@@ -174,24 +186,39 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             out.append(.unfinished(unfinished.map { String($0.id) }))
             out.append(.entitlements(entitlementsLocked(), reason: "open"))
             lastEntitlementIDs = entitlementIDsLocked()
-            if options.tickMs > 0 && catalog.products.contains(where: { $0.kind == .autoRenewableSubscription }) {
-                let t = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
-                t.schedule(deadline: .now() + .milliseconds(Int(options.tickMs)), repeating: .milliseconds(Int(options.tickMs)))
-                t.setEventHandler { [weak self] in self?.tick() }
-                t.resume()
-                timer = t
-            }
         }
         emit(out)
+        let flights: [(key: Int64, productID: String)] = lock.withLock {
+            defer { landing.removeAll() }
+            return landing
+        }
+        if !flights.isEmpty {
+            for f in flights { purchaseNow(productID: f.productID, key: f.key, token: PurchaseToken(key: f.key)) }
+            lock.withLock { try? persist([event("land") { _ in }]) }
+        }
+        if options.tickMs > 0 && catalog.products.contains(where: { $0.kind == .autoRenewableSubscription }) {
+            scheduleTick()
+        }
+    }
+
+    public func attach(scheduler: StoreScheduler) {
+        lock.withLock { self.scheduler = scheduler }
+    }
+
+    private func scheduleTick() {
+        let s = lock.withLock { stopped ? nil : scheduler }
+        s?.after(ms: options.tickMs) { [weak self] in self?.tick() }
     }
 
     func tick() {
         var out: [StoreEvent] = []
-        lock.withLock {
-            guard !stopped else { return }
+        let running: Bool = lock.withLock {
+            guard !stopped else { return false }
             processClockLocked(&out, announce: true)
+            return true
         }
         emit(out)
+        if running { scheduleTick() }
     }
 
     func emit(_ events: [StoreEvent]) {
@@ -224,13 +251,35 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                            introductoryOffer: p.introductoryOffer)
     }
 
+    public func validatePurchase(productID: String) throws(IAPError) {
+        guard catalog.product(productID) != nil else {
+            throw IAPError(.unknownProduct, "product \"\(productID)\" is not in the catalog")
+        }
+    }
+
+    /// Answers after `purchaseDelayMs` on the bridge's executor (at once
+    /// without one: a store used on its own, as some tests do).
     public func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
-        var out: [StoreEvent] = []
-        try lock.withLock { () throws(IAPError) in
-            guard !stopped else { throw IAPError(.closed, "the store is stopped") }
-            guard let p = catalog.product(productID) else {
-                throw IAPError(.unknownProduct, "product \"\(productID)\" is not in the catalog")
+        try validatePurchase(productID: productID)
+        let s: StoreScheduler? = lock.withLock {
+            guard let s = scheduler, options.purchaseDelayMs > 0 else { return nil }
+            delayed[key] = (productID, token)
+            return s
+        }
+        if let s {
+            s.after(ms: options.purchaseDelayMs) { [weak self] in
+                guard let self, self.lock.withLock({ self.delayed.removeValue(forKey: key) }) != nil else { return }
+                self.purchaseNow(productID: productID, key: key, token: token)
             }
+        } else {
+            purchaseNow(productID: productID, key: key, token: token)
+        }
+    }
+
+    func purchaseNow(productID: String, key: Int64, token: PurchaseToken) {
+        var out: [StoreEvent] = []
+        lock.withLock {
+            guard !stopped, let p = catalog.product(productID) else { return }
             processClockLocked(&out, announce: true)
             if cancelNext {
                 cancelNext = false
@@ -261,21 +310,28 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                 let reason = askToBuy ? "askToBuy" : "interrupted"
                 interruptNext = false
                 let id = "p\(nextPendingNumber)"
+                do throws(IAPError) {
+                    try persist([event("pend") { w in
+                        w.string("id", id); w.string("product", productID); w.int("key", key); w.string("reason", reason)
+                    }])
+                } catch {
+                    out.append(.purchaseFailed(key: key, productID: productID, failure: .unknown))
+                    return
+                }
                 nextPendingNumber += 1
-                try persist([event("pend") { w in
-                    w.string("id", id); w.string("product", productID); w.int("key", key); w.string("reason", reason)
-                }])
                 pending[id] = SimPending(id: id, productID: productID, key: key, token: token, reason: reason)
                 pendingOrder.append(id)
-                if reason == "askToBuy" {
-                    out.append(.pending(key: key, productID: productID, reason: reason))
-                } else {
-                    out.append(.purchaseFailed(key: key, productID: productID, failure: .interrupted))
-                    out.append(.pending(key: key, productID: productID, reason: reason))
-                }
+                // StoreKit reports an interrupted payment as a failure first;
+                // the SDK reports both kinds as "pending" (not a result, C9).
+                out.append(.pending(key: key, productID: productID, reason: reason))
                 return
             }
-            let t = try chargeLocked(p, token: token, storeInitiated: false, &out)
+            let t: SimTransaction
+            do throws(IAPError) { t = try chargeLocked(p, token: token, storeInitiated: false, &out) } catch {
+                // The store could not record the charge: nothing was charged.
+                out.append(.purchaseFailed(key: key, productID: productID, failure: .unknown))
+                return
+            }
             FaultPoint.afterCharge.reach()
             out.append(.transaction(t.storeTransaction(currency: currency), .purchase(key: key)))
             appendEntitlementChangeLocked(&out)
@@ -343,10 +399,20 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     }
 
     public func stop() {
-        let t: DispatchSourceTimer? = lock.withLock {
-            guard !stopped else { return nil }
+        // A purchase the player was still paying for completes after the next
+        // start, answering its purchase call then (recorded in the store's
+        // state: the App Store, not the app, remembers it).
+        lock.withLock {
+            let flying = delayed.keys.sorted()
+            guard !stopped, !flying.isEmpty else { return }
+            try? persist(flying.map { k in event("fly") { $0.int("key", k); $0.string("product", delayed[k]!.productID) } })
+            delayed.removeAll()
+        }
+        lock.withLock {
+            guard !stopped else { return }
             stopped = true
             sink = nil
+            scheduler = nil
             // Keep the store's clock where it is (a sped-up clock keeps its lead).
             let offset = nowLocked() - POSIX.nowMs()
             if offset != clockOffsetMs {
@@ -354,11 +420,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             }
             log.close()
             POSIX.unlockDirectory(lockFD)
-            let t = timer
-            timer = nil
-            return t
         }
-        t?.cancel()
     }
 
     public func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue {

@@ -9,11 +9,15 @@ public struct SimulatorOptions: Sendable {
     public var durable = true
     /// Renewal timer period in milliseconds (0: renew only on `advance` and calls).
     public var tickMs: Int64 = 1000
+    /// How long a purchase takes before the store answers, in milliseconds
+    /// (default 10): the answer always comes after `iap_buy` returned, as
+    /// StoreKit's does. 0 answers on the SDK thread's next step.
+    public var purchaseDelayMs: Int64 = 10
 
     public static func parse(_ v: JSONValue?, dataDir: String) throws(IAPError) -> SimulatorOptions {
         var o = SimulatorOptions(stateDir: dataDir + ".appstore")
         guard let obj = v?.objectValue else { return o }
-        let known: Set<String> = ["stateDir", "durable", "tickMs"]
+        let known: Set<String> = ["stateDir", "durable", "tickMs", "purchaseDelayMs"]
         if let unknown = obj.keys.sorted().first(where: { !known.contains($0) }) {
             throw IAPError(.badConfig, "unknown key \"simulator\".\"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -28,6 +32,12 @@ public struct SimulatorOptions: Sendable {
         if let t = obj["tickMs"] {
             guard let n = t.int64Value, n >= 0, n <= 3_600_000 else { throw IAPError(.badConfig, "\"simulator\".\"tickMs\" must be 0..3600000") }
             o.tickMs = n
+        }
+        if let t = obj["purchaseDelayMs"] {
+            guard let n = t.int64Value, n >= 0, n <= 600_000 else {
+                throw IAPError(.badConfig, "\"simulator\".\"purchaseDelayMs\" must be 0..600000")
+            }
+            o.purchaseDelayMs = n
         }
         guard o.stateDir != dataDir else { throw IAPError(.badConfig, "\"simulator\".\"stateDir\" must differ from \"dataDir\"") }
         return o

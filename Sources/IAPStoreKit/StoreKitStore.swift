@@ -126,12 +126,19 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         }
     }
 
-    public func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
+    /// From memory: a product the last request listed as invalid is refused at once.
+    public func validatePurchase(productID: String) throws(IAPError) {
         try lock.withLock { () throws(IAPError) in
-            guard !stopped else { throw IAPError(.closed, "the store is stopped") }
             if notSold.contains(productID) {
                 throw IAPError(.unknownProduct, "product \"\(productID)\" is not sold by the App Store (the last product request listed it as invalid)")
             }
+        }
+    }
+
+    public func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
+        try validatePurchase(productID: productID)
+        try lock.withLock { () throws(IAPError) in
+            guard !stopped else { throw IAPError(.closed, "the store is stopped") }
         }
         Task { [self] in await runPurchase(productID: productID, key: key, token: token) }
     }

@@ -201,8 +201,10 @@ struct DeliveryContractTests {
         var starts: [Int] = []
         var pos = 0
         while pos + RecordFrame.headerSize <= bytes.count {
-            starts.append(pos)
-            pos += RecordFrame.headerSize + (Int(bytes[pos + 4]) | Int(bytes[pos + 5]) << 8)
+            let len = Int(bytes[pos + 4]) | Int(bytes[pos + 5]) << 8
+            // Result records only (key marks and purchase intents sit between them).
+            if bytes[pos + RecordFrame.headerSize] == 0x01 { starts.append(pos) }
+            pos += RecordFrame.headerSize + len
         }
         #expect(starts.count == 3)
         bytes[starts[1] + RecordFrame.headerSize + 20] ^= 0x10

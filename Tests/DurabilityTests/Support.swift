@@ -34,7 +34,7 @@ final class Scratch: @unchecked Sendable {
 
     var config: BridgeConfig {
         let json = "{\"store\":\"simulator\",\"dataDir\":\"\(dataDir)\",\"catalog\":\"\(sampleCatalog)\","
-            + "\"simulator\":{\"stateDir\":\"\(stateDir)\",\"tickMs\":0},\"entitlementsAtOpen\":false}"
+            + "\"simulator\":{\"stateDir\":\"\(stateDir)\",\"tickMs\":0,\"purchaseDelayMs\":0},\"entitlementsAtOpen\":false}"
         return try! BridgeConfig.parse(Array(json.utf8))
     }
 
@@ -84,6 +84,8 @@ final class CrashableStore: Store, @unchecked Sendable {
     var finishes: [String] { lock.withLock { _finishes } }
 
     var name: String { inner.name }
+    func attach(scheduler: StoreScheduler) { inner.attach(scheduler: scheduler) }
+    func validatePurchase(productID: String) throws(IAPError) { try inner.validatePurchase(productID: productID) }
 
     func start(sink: @escaping @Sendable (StoreEvent) -> Void) {
         lock.withLock { self.sink = sink }
@@ -144,6 +146,9 @@ final class Launch: @unchecked Sendable {
 
     /// Every message queued now, parsed.
     func drain() -> [JSONValue] {
+        // Results come from the SDK thread: wait until it has handled
+        // everything posted so far.
+        c.settle()
         var out: [JSONValue] = []
         while let m = c.queue.pop() {
             if let v = try? JSONParser.parse(bytes: m) { out.append(v) }

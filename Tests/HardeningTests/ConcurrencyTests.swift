@@ -112,6 +112,7 @@ extension ConcurrencyTests {
         let config = try BridgeConfig.parse(Array(s.config().utf8))
         var c: Coordinator? = try Coordinator.open(config: config, store: SimulatedStore.open(config: config))
         let key = try c!.buy(productID: "coins_100", clickMs: 0)
+        c!.settle()
         while c!.queue.pop() != nil {}
         try c!.confirm(key: key)  // schedules the delayed group commit
         c!.close()
@@ -146,6 +147,7 @@ extension ConcurrencyTests {
     }
 
     static func sevens(_ c: Coordinator) -> [Int64] {
+        c.settle()
         var keys: [Int64] = []
         while let m = c.queue.pop() {
             let v = try? JSONParser.parse(bytes: m)

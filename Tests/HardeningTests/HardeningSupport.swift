@@ -31,7 +31,8 @@ final class Scratch: @unchecked Sendable {
         w.string("store", "simulator")
         w.string("dataDir", dataDir)
         w.string("catalog", catalog)
-        w.value("simulator", .object(["stateDir": .string(stateDir), "durable": .bool(false), "tickMs": .number(String(tickMs))]))
+        w.value("simulator", .object(["stateDir": .string(stateDir), "durable": .bool(false), "tickMs": .number(String(tickMs)),
+                                             "purchaseDelayMs": .number("0")]))
         return String(decoding: w.finish(), as: UTF8.self)
     }
 }
@@ -69,6 +70,9 @@ struct CBridge {
 
     /// Every queued message, raw.
     func drainRaw() -> [String] {
+        // iap_flush waits until the SDK thread has handled everything posted
+        // so far (with no purchase delay: the store's answers too).
+        _ = iap_flush(handle)
         var out: [String] = []
         while let m = iap_poll(handle) {
             out.append(String(cString: m))

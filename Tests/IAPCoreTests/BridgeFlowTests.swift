@@ -35,34 +35,40 @@ struct BridgeFlowTests {
 
         b = try env.open()
         #expect(b.drainResults().isEmpty, "nothing after confirm")
-        // The key may be used again once confirmed.
-        #expect(try b.buy("coins_100", key) == key)
+        // C7: a key is never handed out twice, not even once confirmed: the
+        // same click time gets the next key above every key handed out.
+        #expect(try b.buy("coins_100", key) > key)
         b.close()
     }
 
-    @Test("C7: a live key is refused; an SDK key is chosen for click <= 0; unknown products store nothing")
+    @Test("C7: a used click key is replaced by the next fresh one; an SDK key is chosen for click <= 0; unknown products store nothing")
     func keys() throws {
         let env = TestEnv()
         let b = try env.open()
-        _ = try b.buy("coins_100", 42)
-        do {
-            _ = try b.buy("remove_ads", 42)
-            Issue.record("duplicate key accepted")
-        } catch let e as IAPError {
-            #expect(e.code == .duplicateKey)
-        }
+        #expect(try b.buy("coins_100", 42) == 42)
+        // Two taps in one millisecond (or a clock set back): a fresh key.
+        #expect(try b.buy("remove_ads", 42) == 43)
+        #expect(try b.buy("coins_100", 40) == 44, "a click key below the last one handed out is replaced too")
         let k1 = try b.buy("coins_100", 0)
         let k2 = try b.buy("coins_100", -1)
-        #expect(k1 > 0 && k2 > 0 && k1 != k2 && k1 != 42)
+        #expect(k1 > 44 && k2 > k1)
         do {
-            _ = try b.buy("no_such_thing", 43)
+            _ = try b.buy("no_such_thing", 1_000_000_000_000_000)
             Issue.record("unknown product accepted")
         } catch let e as IAPError {
             #expect(e.code == .unknownProduct)
         }
-        #expect(b.drainResults().map(\.keyValue) == [42, k1, k2])
-        #expect(b.c.liveRecordCount == 3)
+        #expect(b.drainResults().map(\.keyValue) == [42, 43, 44, k1, k2])
+        #expect(b.c.liveRecordCount == 5)
         b.close()
+        // After a restart (and with the clock anywhere) no key comes back.
+        let b2 = try env.open()
+        _ = b2.drain()
+        for click in [Int64(42), 43, k2, 0, -7] {
+            let k = try b2.buy("coins_100", click)
+            #expect(k > k2, "click \(click) got key \(k), at or below one handed out before the restart")
+        }
+        b2.close()
     }
 
     @Test("C3+C5: after a reinstall the store re-delivers unconfirmed purchases with the game's key; confirmed ones never")
@@ -142,6 +148,7 @@ struct BridgeFlowTests {
         let b = Bridge(c)
         _ = b.drain()
         _ = try b.buy("remove_ads", 4242)
+        c.settle()
         // The update stream delivered it first; the game granted and confirmed.
         let first = b.drainResults()
         #expect(first.map(\.keyValue) == [4242])
@@ -152,6 +159,7 @@ struct BridgeFlowTests {
         #expect(b.drainResults().isEmpty, "key 4242 delivered twice in one session")
         // A real second click on the owned product still gets its answer.
         _ = try b.buy("remove_ads", 4243)
+        c.settle()
         store.releaseHeld()
         let again = b.drainResults()
         #expect(again.map(\.keyValue) == [4243] && again.first?["alreadyOwned"] == .bool(true))
@@ -297,6 +305,8 @@ final class ForgetfulStore: Store, @unchecked Sendable {
     let inner: Store
     init(_ inner: Store) { self.inner = inner }
     var name: String { inner.name }
+    func attach(scheduler: StoreScheduler) { inner.attach(scheduler: scheduler) }
+    func validatePurchase(productID: String) throws(IAPError) { try inner.validatePurchase(productID: productID) }
     func start(sink: @escaping @Sendable (StoreEvent) -> Void) { inner.start(sink: sink) }
     func requestProducts(_ ids: [String]) { inner.requestProducts(ids) }
     func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
@@ -318,6 +328,8 @@ final class LaggingStore: Store, @unchecked Sendable {
     private let sink = Locked<(@Sendable (StoreEvent) -> Void)?>(nil)
     init(_ inner: Store) { self.inner = inner }
     var name: String { inner.name }
+    func attach(scheduler: StoreScheduler) { inner.attach(scheduler: scheduler) }
+    func validatePurchase(productID: String) throws(IAPError) { try inner.validatePurchase(productID: productID) }
     func start(sink: @escaping @Sendable (StoreEvent) -> Void) {
         self.sink.withLock { $0 = sink }
         inner.start { [held] event in

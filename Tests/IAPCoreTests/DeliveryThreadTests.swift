@@ -23,8 +23,9 @@ struct DeliveryThreadTests {
     }
 
     @Test("the listener runs on a thread that blocks no signal, even when the message comes from one that blocks all")
-    func listenerThreadSignalMask() {
+    func listenerThreadSignalMask() throws {
         let q = MessageQueue()
+        try q.startDelivery()
         let seen = Locked<[Int32]?>(nil)
         let done = DispatchSemaphore(value: 0)
         q.setListener { _ in
@@ -46,8 +47,9 @@ struct DeliveryThreadTests {
     }
 
     @Test("close waits for the callback under way; a callback may close its own queue")
-    func closeWaitsAndSelfClose() {
+    func closeWaitsAndSelfClose() throws {
         let q = MessageQueue()
+        try q.startDelivery()
         let inside = DispatchSemaphore(value: 0)
         let finished = Locked(false)
         q.setListener { _ in
@@ -61,6 +63,7 @@ struct DeliveryThreadTests {
         #expect(finished.withLock { $0 }, "close returned before the callback under way finished")
 
         let q2 = MessageQueue()
+        try q2.startDelivery()
         let closed = DispatchSemaphore(value: 0)
         q2.setListener { [q2] _ in
             #expect(q2.isOnDeliveryThread)
@@ -73,8 +76,9 @@ struct DeliveryThreadTests {
     }
 
     @Test("many messages from many threads each reach the listener once, in push order per thread")
-    func orderAndCount() {
+    func orderAndCount() throws {
         let q = MessageQueue()
+        try q.startDelivery()
         let got = Locked<[String]>([])
         q.setListener { p in got.withLock { $0.append(String(cString: p)) } }
         DispatchQueue.concurrentPerform(iterations: 4) { t in

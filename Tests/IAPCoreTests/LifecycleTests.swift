@@ -146,14 +146,15 @@ struct LifecycleTests {
         #expect(b.results(ms).isEmpty, "a pending purchase is not a result")
         #expect(of(ms, "pending").map(\.keyValue) == [555, 556])
         #expect(of(ms, "pending").first?["reason"]?.stringValue == "askToBuy")
-        // C7: a purchase waiting for approval still owns its key.
-        #expect(throws: IAPError.self) { _ = try b.buy("coins_100", 555) }
+        // C7: a purchase waiting for approval still owns its key: the same
+        // click time gets a fresh key (this third purchase stays pending).
+        #expect(try b.buy("coins_100", 555) == 557)
         b.close()
 
         b = try env.open()
         _ = b.drain()
         let pending = try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue ?? []
-        #expect(pending.count == 2)
+        #expect(pending.count == 3)
         let ids = pending.compactMap { $0["id"]?.stringValue }
         _ = try b.sim("{\"op\":\"approve\",\"id\":\"\(ids[0])\"}")
         _ = try b.sim("{\"op\":\"decline\",\"id\":\"\(ids[1])\"}")
@@ -186,28 +187,32 @@ struct LifecycleTests {
         b.close()
     }
 
-    @Test("interrupted purchase: fails first, then completes as a success with the original key")
+    @Test("interrupted purchase: a \"pending\" (no result to confirm), then its one result with the original key (C9)")
     func interrupted() throws {
         let env = TestEnv()
         var b = try env.open()
         _ = try b.sim(#"{"op":"interrupt_next"}"#)
         _ = try b.buy("coins_100", 777)
         let ms = b.drain()
-        let fail = try #require(b.results(ms).first)
-        #expect(fail["result"]?.stringValue == "7" && fail.keyValue == 777)
-        #expect(of(ms, "pending").first?["reason"]?.stringValue == "interrupted")
+        #expect(b.results(ms).isEmpty, "an interrupted payment is not a result: one key, one result")
+        let pending = try #require(of(ms, "pending").first)
+        #expect(pending["reason"]?.stringValue == "interrupted" && pending.keyValue == 777)
         #expect(try b.transactions().isEmpty, "not charged yet")
+        #expect(throws: IAPError.self) { try b.confirm(777) }
         b.close()
 
-        // The player completes the payment later; the game restarted in between
-        // and has not confirmed the failure.
+        // The player completes the payment later; the game restarted in between.
         b = try env.open()
-        let redelivered = b.drainResults()
-        #expect(redelivered.map { $0["result"]?.stringValue } == ["7"])
+        #expect(b.drainResults().isEmpty)
         let id = try #require(try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue?.first?["id"]?.stringValue)
         _ = try b.sim("{\"op\":\"resolve\",\"id\":\"\(id)\"}")
-        // Confirming the failure (already delivered) must not drop the success (not yet delivered).
-        try b.confirm(777)
+        // A confirm before the game was shown the success takes nothing (C9).
+        do {
+            try b.confirm(777)
+            Issue.record("a confirm took a success the game had not been shown")
+        } catch let e as IAPError {
+            #expect(e.code == .notDelivered)
+        }
         let success = b.drainResults()
         #expect(success.count == 1 && success.first?["result"]?.stringValue == "0" && success.first?.keyValue == 777)
         b.c.flush()
@@ -216,6 +221,9 @@ struct LifecycleTests {
         let still = b.drainResults()
         #expect(still.map { $0["result"]?.stringValue } == ["0"], "the success stays until confirmed")
         try b.confirmAll(still)
+        b.close()
+        b = try env.open()
+        #expect(b.drainResults().isEmpty)
         b.close()
     }
 

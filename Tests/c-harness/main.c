@@ -150,9 +150,9 @@ static void test_purchase_redelivery_confirm(void) {
         CHECK(strcmp(k, "1000") == 0 && strcmp(r, "0") == 0 && t[0], "bad 7: %s", m);
         free(m);
     }
-    /* C7: the same click key again is refused while the first is unconfirmed. */
-    CHECK_RC(iap_buy(b, "coins_100", 1000, &key), IAP_E_DUPLICATE_KEY);
-    CHECK(key == 0, "out_key not cleared");
+    /* C7: the same click key again gets a fresh key (reported in out_key). */
+    CHECK_RC(iap_buy(b, "coins_100", 1000, &key), IAP_OK);
+    CHECK(key > 1000, "a used click key was handed out again: %lld", (long long)key);
     /* An SDK-chosen key. */
     int64_t auto_key = 0;
     CHECK_RC(iap_buy(b, "remove_ads", 0, &auto_key), IAP_OK);
@@ -290,19 +290,26 @@ static void test_simulator_ops(void) {
     CHECK_RC(iap_simulator(b, "{\"op\":\"cancel_next\"}", &out), IAP_OK);
     CHECK(out && strcmp(out, "{\"ok\":true}") == 0, "answer %s", out ? out : "(null)");
     iap_free(out);
-    CHECK_RC(iap_buy(b, "coins_100", 7000, NULL), IAP_OK);
+    /* Click 7000 is below the keys this dataDir handed out already (C7): the
+     * SDK uses the next fresh key and says which in out_key. */
+    int64_t k7000 = 0, k7001 = 0;
+    char ks[64];
+    CHECK_RC(iap_buy(b, "coins_100", 7000, &k7000), IAP_OK);
+    CHECK(k7000 > 7000, "a click key below the last one handed out was used as it is: %lld", (long long)k7000);
+    snprintf(ks, sizeof ks, "\"key\":\"%lld\"", (long long)k7000);
     char *m = expect_msg(b, "7", NULL);
-    CHECK(m && strstr(m, "\"result\":\"1\"") && strstr(m, "\"key\":\"7000\""), "cancel result: %s", m ? m : "(null)");
+    CHECK(m && strstr(m, "\"result\":\"1\"") && strstr(m, ks), "cancel result: %s", m ? m : "(null)");
     free(m);
-    CHECK_RC(iap_confirm(b, 7000), IAP_OK);
+    CHECK_RC(iap_confirm(b, k7000), IAP_OK);
 
     CHECK_RC(iap_simulator(b, "{\"op\":\"fail_next\",\"error\":\"networkError\"}", &out), IAP_OK);
     iap_free(out);
-    CHECK_RC(iap_buy(b, "coins_100", 7001, NULL), IAP_OK);
+    CHECK_RC(iap_buy(b, "coins_100", 7001, &k7001), IAP_OK);
+    CHECK(k7001 > k7000, "keys only grow: %lld after %lld", (long long)k7001, (long long)k7000);
     m = expect_msg(b, "7", NULL);
     CHECK(m && strstr(m, "\"result\":\"3\""), "network failure result: %s", m ? m : "(null)");
     free(m);
-    CHECK_RC(iap_confirm(b, 7001), IAP_OK);
+    CHECK_RC(iap_confirm(b, k7001), IAP_OK);
     /* Failures charged nothing. */
     CHECK_RC(iap_simulator(b, "{\"op\":\"transactions\"}", &out), IAP_OK);
     int n = 0;
@@ -393,12 +400,14 @@ static void test_lifecycle(void) {
     if (m) { confirm_msg(b, m); free(m); }
     sim(b, "{\"op\":\"ask_to_buy\",\"enabled\":false}", NULL, 0);
 
-    /* Interrupted: fails first; after a restart it completes with the same key. */
+    /* Interrupted: a "pending" (no result yet, nothing to confirm); after a
+     * restart it completes: the key's one result. */
     sim(b, "{\"op\":\"interrupt_next\"}", NULL, 0);
     CHECK_RC(iap_buy(b, "coins_100", 8003, NULL), IAP_OK);
-    m = expect_msg(b, "7", "\"key\":\"8003\"");
-    CHECK(m && strstr(m, "\"result\":\"7\""), "interrupted result: %s", m ? m : "(null)");
-    if (m) { confirm_msg(b, m); free(m); }
+    m = expect_msg(b, "pending", "\"key\":\"8003\"");
+    CHECK(m && strstr(m, "\"reason\":\"interrupted\""), "interrupted: %s", m ? m : "(null)");
+    free(m);
+    CHECK_RC(iap_confirm(b, 8003), IAP_E_NOT_DELIVERED);
     CHECK_RC(iap_close(b), IAP_OK);
     b = open_lc();
     sim(b, "{\"op\":\"pending\"}", answer, sizeof answer);

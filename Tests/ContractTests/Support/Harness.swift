@@ -160,6 +160,8 @@ final class FaultyStore: Store, @unchecked Sendable {
     let inner: Store
     let faults: Faults
     var name: String { inner.name }
+    func attach(scheduler: StoreScheduler) { inner.attach(scheduler: scheduler) }
+    func validatePurchase(productID: String) throws(IAPError) { try inner.validatePurchase(productID: productID) }
 
     init(_ inner: Store, faults: Faults) {
         self.inner = inner

@@ -24,7 +24,7 @@ final class TestEnv: @unchecked Sendable {
     deinit { try? FileManager.default.removeItem(atPath: root) }
 
     var configJSON: String {
-        "{\"store\":\"simulator\",\"dataDir\":\"\(dataDir)\",\"catalog\":\"\(catalog)\",\"simulator\":{\"stateDir\":\"\(stateDir)\",\"tickMs\":0}\(extraConfig)}"
+        "{\"store\":\"simulator\",\"dataDir\":\"\(dataDir)\",\"catalog\":\"\(catalog)\",\"simulator\":{\"stateDir\":\"\(stateDir)\",\"tickMs\":0,\"purchaseDelayMs\":0}\(extraConfig)}"
     }
 
     func open() throws -> Bridge {
@@ -50,6 +50,9 @@ final class Bridge: @unchecked Sendable {
 
     /// Everything queued now, parsed; each message validated against its schema.
     func drain() -> [JSONValue] {
+        // Results come from the SDK thread: wait until it has handled
+        // everything posted so far.
+        c.settle()
         var out: [JSONValue] = []
         while let m = c.queue.pop() {
             let text = String(decoding: m, as: UTF8.self)

@@ -27,7 +27,7 @@ namespace IAPBridge
         public const int Busy = -9;
         /// Buy: the store does not sell this product ID.
         public const int UnknownProduct = -10;
-        /// Buy: the click key is used by a result not confirmed yet.
+        /// No longer returned (1.0 refused a used click key; 1.1 replaces it, see Buy).
         public const int DuplicateKey = -11;
         /// Confirm: no unconfirmed result has this key (harmless after a double confirm).
         public const int UnknownKey = -12;
@@ -39,16 +39,24 @@ namespace IAPBridge
         public const int NotFound = -15;
         /// A bug in IAPBridge; please report it with the message.
         public const int Internal = -16;
+        /// Confirm: the result with this key has not been handed to the game yet (handle it, then confirm).
+        public const int NotDelivered = -17;
+        /// Open: the system refused a thread the bridge needs.
+        public const int Resource = -18;
+        /// In an "error" message: the store reported a failure.
+        public const int Store = -19;
 
         private static readonly string[] Names =
         {
             "IAP_OK", "IAP_E_NULL_ARG", "IAP_E_INVALID_ARG", "IAP_E_BAD_JSON", "IAP_E_BAD_CONFIG",
             "IAP_E_CATALOG", "IAP_E_IO", "IAP_E_INVALID_HANDLE", "IAP_E_CLOSED", "IAP_E_BUSY",
             "IAP_E_UNKNOWN_PRODUCT", "IAP_E_DUPLICATE_KEY", "IAP_E_UNKNOWN_KEY", "IAP_E_NOT_SUPPORTED",
-            "IAP_E_UNKNOWN_OP", "IAP_E_NOT_FOUND", "IAP_E_INTERNAL",
+            "IAP_E_UNKNOWN_OP", "IAP_E_NOT_FOUND", "IAP_E_INTERNAL", "IAP_E_NOT_DELIVERED",
+            "IAP_E_RESOURCE", "IAP_E_STORE",
         };
 
-        /// The header's name of a code, e.g. "IAP_E_DUPLICATE_KEY".
+        /// The header's name of a code, e.g. "IAP_E_UNKNOWN_KEY" (the list is
+        /// checked against include/iap_bridge.h by the Swift test suite).
         public static string Name(int code)
         {
             return code <= 0 && -code < Names.Length ? Names[-code] : "IAP_E_UNKNOWN_CODE";
