@@ -356,19 +356,26 @@ public final class Coordinator: @unchecked Sendable {
         return failure
     }
 
-    /// Test hook: the process dies here. Nothing more is written, committed
-    /// or finished; the files stay as they are and the locks are released (as
+    /// Test hook: the process died. Nothing more is written, committed or
+    /// finished; the files stay as they are and the locks are released (as
     /// the kernel does for a dead process), so the test can open again.
+    /// With a `ManualExecutor`, kill it first (jobs not run die with the
+    /// process); with the SDK thread, the job under way ends first.
     public func crashForTesting() {
         gate.withLock { closing = true }
-        executor.runAndWait { [self] in
+        let die: @Sendable () -> Void = { [self] in
             guard !closed else { return }
             closed = true
             store.stop()
             outbox.close()
             POSIX.unlockDirectory(dirLockFD)
         }
-        thread?.stop()
+        if let thread {
+            thread.stop()
+            die()  // the thread has ended: nothing else touches the state
+        } else {
+            die()
+        }
         queue.close(fromDeliveryThread: queue.isOnDeliveryThread)
     }
 
@@ -400,16 +407,17 @@ public final class Coordinator: @unchecked Sendable {
         }
     }
 
-    /// The key a game purchase's result is stored under: its own while it
-    /// awaits its result; a fresh one when that key already had its result
-    /// (C9: one result per key), with the click named in `clickKey`. A key
-    /// above every key this dataDir handed out (a purchase from before a
-    /// reinstall) is taken as it is.
+    /// The key a game purchase's result is stored under: its click's key,
+    /// unless a result with that key is live (C9: one live result per key),
+    /// then a fresh one, with the click named in `clickKey`. So the same
+    /// transaction seen again after its tombstone went (a late update-stream
+    /// twin) comes back under the key the game already granted and ignores,
+    /// and a charge that follows a failure the game confirmed comes under a
+    /// key the game never granted.
     private func keyForGameResult(_ k: Int64) -> (key: Int64, clickKey: Int64?) {
         gate.withLock {
-            if awaiting.contains(k) { return (k, nil) }
-            if k > lastKey && !outbox.hasLive(key: k) {
-                lastKey = k
+            if awaiting.contains(k) || !outbox.hasLive(key: k) {
+                lastKey = max(lastKey, k)
                 return (k, nil)
             }
             lastKey += 1
