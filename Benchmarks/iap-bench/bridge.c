@@ -19,7 +19,7 @@ iap_bridge *bridge_open_dirs(const char *dir, const char *data_name, const char 
     snprintf(state, sizeof state, "%s/%s", dir, state_name);
     snprintf(config, sizeof config,
              "{\"store\":\"simulator\",\"dataDir\":\"%s\",\"catalog\":\"%s\",\"entitlementsAtOpen\":false,"
-             "\"simulator\":{\"stateDir\":\"%s\",\"durable\":false,\"tickMs\":0}}",
+             "\"simulator\":{\"stateDir\":\"%s\",\"durable\":false,\"tickMs\":0,\"purchaseDelayMs\":0}}",
              data, OPT.catalog, state);
     iap_bridge *b = NULL;
     int32_t rc = SDK.open(config, &b);
@@ -54,7 +54,10 @@ char *bridge_wait7(iap_bridge *b, double limit_us) {
     }
 }
 
+/* Everything the SDK thread has made so far: iap_flush waits until it has
+ * handled what was handed to it (results included: no purchase delay). */
 long bridge_drain(iap_bridge *b) {
+    if (SDK.flush(b) != IAP_OK) die("iap_flush failed: %s", SDK.errmsg());
     long sevens = 0;
     for (char *m; (m = SDK.poll(b)) != NULL; SDK.free(m)) sevens += is_type7(m);
     return sevens;

@@ -28,15 +28,15 @@ private let huge: UnsafeMutablePointer<CChar> = {
 
 /// The codes each function may return (include/iap_bridge.h).
 private let documented: [String: Set<Int32>] = [
-    "iap_open": [0, -1, -2, -3, -4, -5, -6, -9, -13],
-    "iap_close": [0, -7, -8],
+    "iap_open": [0, -1, -2, -3, -4, -5, -6, -9, -13, -18],
+    "iap_close": [0, -6, -7, -8],
     "iap_request_products": [0, -1, -2, -3, -7, -8],
-    "iap_buy": [0, -1, -2, -6, -10, -11, -7, -8],
-    "iap_confirm": [0, -12, -7, -8],
+    "iap_buy": [0, -1, -2, -10, -7, -8],
+    "iap_confirm": [0, -17, -12, -7, -8],
     "iap_restore": [0, -7, -8],
     "iap_set_callback": [0, -7, -8],
     "iap_simulator": [0, -1, -2, -3, -14, -15, -10, -6, -13, -7, -8],
-    "iap_flush": [0, -7, -8],
+    "iap_flush": [0, -6, -7, -8],
 ]
 
 private func checkCode(_ function: String, _ rc: Int32) {
@@ -131,7 +131,7 @@ private final class State {
         w.string("store", "simulator")
         w.string("dataDir", "\(scratch)/data\(n)")
         w.string("catalog", catalogPath)
-        w.value("simulator", .object(["stateDir": .string("\(scratch)/state\(n)"), "durable": .bool(false), "tickMs": .number("0")]))
+        w.value("simulator", .object(["stateDir": .string("\(scratch)/state\(n)"), "durable": .bool(false), "tickMs": .number("0"), "purchaseDelayMs": .number("0")]))
         return w.finish()
     }
 
@@ -265,7 +265,7 @@ public func fuzzABI(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         case 11:
             checkCode("iap_flush", iap_flush(s.handle(&p)))
         case 12:
-            check(String(cString: iap_version()) == "1.0.0", "iap_version")
+            check(String(cString: iap_version()) == "1.1.0" && iap_version_number() == 10100, "iap_version")
         case 13:
             iap_free(nil)
         default:

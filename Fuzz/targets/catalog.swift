@@ -18,7 +18,7 @@ private func config() -> [UInt8] {
     w.string("store", "simulator")
     w.string("dataDir", scratch + "/data")
     w.string("catalog", catalogPath)
-    w.value("simulator", .object(["stateDir": .string(scratch + "/state"), "durable": .bool(false), "tickMs": .number("0")]))
+    w.value("simulator", .object(["stateDir": .string(scratch + "/state"), "durable": .bool(false), "tickMs": .number("0"), "purchaseDelayMs": .number("0")]))
     return w.finish()
 }
 
@@ -56,6 +56,7 @@ public func fuzzCatalog(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         check(r == 0, "iap_buy(\(id)) returned \(r): \(String(cString: iap_errmsg()))")
     }
     var sawProducts = false
+    _ = iap_flush(h)  // the answers are made on the SDK thread
     while let m = iap_poll(h) {
         let v = checkMessage(cBytes(m), "catalog bridge")
         iap_free(m)

@@ -94,6 +94,7 @@ public final class Coordinator: @unchecked Sendable {
         self.executor = executor
         self.thread = thread
         self.lastKey = max(outbox.keyMark, Coordinator.readLegacyKeyMark(config.dataDir))
+        assert(lastKey < Outbox.keyLimit, "C7: the key mark leaves room for every next key")
         self.awaiting = Set(outbox.openIntents.map(\.key))
     }
 
@@ -140,7 +141,7 @@ public final class Coordinator: @unchecked Sendable {
             var k = clickMs
             if k <= 0 {
                 k = max(POSIX.nowMs(), lastKey + 1)
-            } else if k <= lastKey {
+            } else if k <= lastKey || k >= Outbox.keyLimit {
                 k = lastKey + 1
             }
             // Posted under `gate`: a close that follows sees this purchase
@@ -417,7 +418,7 @@ public final class Coordinator: @unchecked Sendable {
     private func keyForGameResult(_ k: Int64) -> (key: Int64, clickKey: Int64?) {
         gate.withLock {
             if awaiting.contains(k) || !outbox.hasLive(key: k) {
-                lastKey = max(lastKey, k)
+                if k < Outbox.keyLimit { lastKey = max(lastKey, k) }
                 return (k, nil)
             }
             lastKey += 1

@@ -54,6 +54,15 @@ public final class Outbox {
     /// forever. An intent dropped here only means a very late answer gets a
     /// fresh key (it is still delivered).
     public static let maxIntents = 256
+    /// Keys at or above this are not a time in milliseconds (year 146
+    /// million): damage, a forged token or a game's garbage. They never
+    /// raise the mark, so the next key (mark + 1) can never overflow.
+    public static let keyLimit: Int64 = 1 << 62
+
+    private func noteKey(_ k: Int64) {
+        if k > keyMark && k < Outbox.keyLimit { keyMark = k }
+    }
+
     /// Every key up to here has been handed out (C7): the highest key of an
     /// intent or a result this file has held; compaction keeps it.
     public private(set) var keyMark: Int64 = 0
@@ -158,7 +167,7 @@ public final class Outbox {
             }
         case .intent(let key, let productID, let atMs):
             intents[key] = Intent(key: key, productID: productID, atMs: atMs)
-            keyMark = max(keyMark, key)
+            noteKey(key)
         case .keyMark(let mark):
             keyMark = max(keyMark, mark)
         }
@@ -166,7 +175,7 @@ public final class Outbox {
 
     private func insertLive(_ r: OutboxRecord) {
         // A stored result answers its key's purchase; game keys are positive.
-        if intents.removeValue(forKey: r.key) == nil, r.key > 0 { keyMark = max(keyMark, r.key) }
+        if intents.removeValue(forKey: r.key) == nil { noteKey(r.key) }
         live[r.id] = r
         byKey[r.key, default: []].append(r.id)
         if let f = r.kind.flavor { byTransaction[TransactionTag(r.transactionID, f), default: []].append(r.id) }
@@ -276,7 +285,7 @@ public final class Outbox {
         try log.appendFramed(frame)
         writeSeq += 1
         intents[key] = Intent(key: key, productID: productID, atMs: atMs)
-        keyMark = max(keyMark, key)
+        noteKey(key)
         if intents.count > Outbox.maxIntents, let oldest = openIntents.first { intents[oldest.key] = nil }
     }
 

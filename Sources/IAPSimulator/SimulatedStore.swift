@@ -193,8 +193,13 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             return landing
         }
         if !flights.isEmpty {
-            for f in flights { purchaseNow(productID: f.productID, key: f.key, token: PurchaseToken(key: f.key)) }
-            lock.withLock { try? persist([event("land") { _ in }]) }
+            // Recorded before the charges: a crash between them must not land
+            // them again (a second charge for one click). A crash after the
+            // mark loses a payment that was never taken, as a real one can.
+            let marked: Bool = lock.withLock { (try? persist([event("land") { _ in }])) != nil }
+            if marked {
+                for f in flights { purchaseNow(productID: f.productID, key: f.key, token: PurchaseToken(key: f.key)) }
+            }
         }
         if options.tickMs > 0 && catalog.products.contains(where: { $0.kind == .autoRenewableSubscription }) {
             scheduleTick()

@@ -2,8 +2,7 @@
 # Runs Tests/bindings/lua/unload.lua in N (default 100) separate luajit
 # processes, each loading the library, buying, confirming, closing, unloading
 # it and exiting. Fails on the first run that does not exit cleanly (a crash
-# at unload shows as exit status 128+signal). Not run by CI yet: the library
-# is known to crash on unload after iap_close while the core fix lands.
+# at unload shows as exit status 128+signal). Run by scripts/ci-45-unload.sh.
 #   IAP_LIB=/path/libIAPBridge.so bash Tests/bindings/lua/unload-loop.sh [N]
 set -euo pipefail
 source "$(dirname "$0")/../env.sh"

@@ -125,8 +125,16 @@ struct Campaign {
             }
             ledger.refresh()
             if outcome == .killed && point == "after_charge" {
-                // Killed inside iap_buy after the store charged: the last click.
-                if let last = ledger.clicks.last { c5.append(last) }
+                // Killed on the SDK thread right after the store charged: the
+                // newest transaction. Purchases are asynchronous, so the game
+                // may have clicked again since: its token says which click.
+                if let t = (try? StoreView.transactions(work: dir, catalog: o.catalog))?
+                    .max(by: { (Int64($0.id) ?? 0) < (Int64($1.id) ?? 0) }),
+                   let k = t.tokenKey, let click = ledger.clicks.first(where: { $0.key == k }) {
+                    c5.append(click)
+                } else {
+                    f.problems.append("run \(f.runs): killed after a charge, but the newest transaction carries no click of this game")
+                }
             }
             // At every step: nothing the store finished may be missing from the
             // game's ledger (finish only after grant and confirm, C3).

@@ -24,7 +24,7 @@ enum FsyncReport {
         mkdir(work, 0o700)
         defer { removeTree(work) }
         let json = "{\"store\":\"simulator\",\"dataDir\":\"\(work)/data\",\"catalog\":\"\(catalog)\",\"entitlementsAtOpen\":false,"
-            + "\"simulator\":{\"stateDir\":\"\(work)/appstore\",\"durable\":\(durableStore),\"tickMs\":0}}"
+            + "\"simulator\":{\"stateDir\":\"\(work)/appstore\",\"durable\":\(durableStore),\"tickMs\":0,\"purchaseDelayMs\":0}}"
         let config = try BridgeConfig.parse(Array(json.utf8))
         var row = Row(durableStore: durableStore)
         let s0 = POSIX.syncCount
@@ -40,6 +40,7 @@ enum FsyncReport {
             click += 1
             let a = POSIX.syncCount
             let key = try c.buy(productID: "coins_100", clickMs: click)
+            c.settle()  // the purchase runs on the SDK thread
             let b = POSIX.syncCount
             while c.queue.pop() != nil {}
             try c.confirm(key: key)
@@ -59,6 +60,7 @@ enum FsyncReport {
             click += 1
             keys.append(try c.buy(productID: "coins_100", clickMs: click))
         }
+        c.settle()
         while c.queue.pop() != nil {}
         for k in keys { try c.confirm(key: k) }
         c.flush()

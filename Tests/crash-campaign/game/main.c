@@ -178,8 +178,13 @@ static void handle(iap_bridge *b, const char *m) {
         /* A game grants on a later frame and confirms after saving: random
          * pauses here put kills between seeing, granting and confirming. */
         frame_pause();
+        char owned_already[8] = "";
+        iap_json_field(m, "alreadyOwned", owned_already, sizeof owned_already);
         if (strcmp(result, "0") == 0) {
-            if (is_granted(k)) {
+            /* A second click on a non-consumable before the first one's
+             * answer came gets the same transaction, "alreadyOwned": the
+             * player owns it once; nothing new to grant. */
+            if (is_granted(k) || strcmp(owned_already, "true") == 0) {
                 ledger_write(0, "R %lld %s", (long long)k, txn);
             } else {
                 ledger_write(1, "G %lld %s %s %s", (long long)k, txn, product, origin[0] ? origin : "-");
