@@ -16,6 +16,8 @@ typedef struct {
     char *(*poll)(iap_bridge *);
     void (*free)(void *);
     int32_t (*flush)(iap_bridge *);
+    int32_t (*request_products)(iap_bridge *, const char *);
+    int32_t (*restore)(iap_bridge *);
     const char *(*errmsg)(void);
     void (*empty_call)(void); /* iapc_empty_call: an empty exported C function of the same library */
 } sdk_api;
@@ -49,6 +51,9 @@ long bench_thread_allocs(void);
 long bench_sync_calls(void);
 /* When the latest fdatasync returned (now_us clock), 0 before any. */
 double bench_last_data_sync_end_us(void);
+/* Every fsync/fdatasync from now on first sleeps this long: a slow disk
+ * (F_FULLFSYNC on a phone can take 20 ms). 0 turns it off. */
+void bench_set_sync_delay_us(long us);
 /* While set, fsync/fdatasync return at once (setup only: never while a
  * durability figure is measured). */
 void bench_set_nosync(int on);
@@ -93,6 +98,7 @@ void bench_commit(void);
 void bench_burst(void);
 void bench_open_pending(void);
 void bench_rss(void);
+void bench_frame(void);
 
 /* Shared between sections: the floor's median from the commit section. */
 extern double g_floor_us;

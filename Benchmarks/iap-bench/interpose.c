@@ -24,6 +24,17 @@ static __thread long thread_allocs;
 static atomic_long sync_calls;
 static atomic_int nosync;
 static _Atomic long long last_data_sync_end_ns;
+static atomic_long sync_delay_us;
+
+void bench_set_sync_delay_us(long us) { atomic_store(&sync_delay_us, us); }
+
+static void slow_disk(void) {
+    long us = atomic_load(&sync_delay_us);
+    if (us > 0) {
+        struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+    }
+}
 
 long bench_thread_allocs(void) { return thread_allocs; }
 long bench_sync_calls(void) { return atomic_load(&sync_calls); }
@@ -69,6 +80,7 @@ void *memalign(size_t align, size_t n) {
 int fdatasync(int fd) {
     atomic_fetch_add(&sync_calls, 1);
     if (atomic_load(&nosync)) return 0;
+    slow_disk();
     int rc = (int)syscall(SYS_fdatasync, fd);
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -79,5 +91,6 @@ int fdatasync(int fd) {
 int fsync(int fd) {
     atomic_fetch_add(&sync_calls, 1);
     if (atomic_load(&nosync)) return 0;
+    slow_disk();
     return (int)syscall(SYS_fsync, fd);
 }

@@ -44,7 +44,7 @@ static int selected(const char *section) {
 }
 
 static void usage(void) {
-    die("usage: iap-bench --lib libIAPBridge.so --baselines libiapbaselines.so --catalog FILE.storekit --dir EMPTYDIR [--quick] [--only library,poll,commit,burst,open,rss]");
+    die("usage: iap-bench --lib libIAPBridge.so --baselines libiapbaselines.so --catalog FILE.storekit --dir EMPTYDIR [--quick] [--only library,poll,commit,burst,open,rss,frame]");
 }
 
 /* The load average: the machine is shared, so every run says how busy it was. */
@@ -104,6 +104,30 @@ static void check_goals(void) {
         {"sdk_heap_retained_kb", "<=", 1024, "flat: the SDK holds on to at most 1 MB after 100,000 confirmed cycles"},
         {"links_icu", "==", 0, "the library does not load ICU"},
         {"links_foundation", "==", 0, "the library does not load Foundation"},
+        {"frame_buy_click_p99_us", "<=", 50, "iap_buy (click key) on the game's thread: p99 at most 50 us"},
+        {"frame_buy_click_max_us", "<=", 1000, "iap_buy (click key): max at most 1 ms"},
+        {"frame_buy_sdk_p99_us", "<=", 50, "iap_buy (SDK key): p99 at most 50 us"},
+        {"frame_buy_sdk_max_us", "<=", 1000, "iap_buy (SDK key): max at most 1 ms"},
+        {"frame_confirm_p99_us", "<=", 50, "iap_confirm: p99 at most 50 us"},
+        {"frame_confirm_max_us", "<=", 1000, "iap_confirm: max at most 1 ms"},
+        {"frame_request_products_p99_us", "<=", 50, "iap_request_products: p99 at most 50 us"},
+        {"frame_request_products_max_us", "<=", 1000, "iap_request_products: max at most 1 ms"},
+        {"frame_restore_p99_us", "<=", 50, "iap_restore: p99 at most 50 us"},
+        {"frame_restore_max_us", "<=", 1000, "iap_restore: max at most 1 ms"},
+        {"frame_poll_p99_us", "<=", 50, "iap_poll: p99 at most 50 us"},
+        {"frame_poll_max_us", "<=", 1000, "iap_poll: max at most 1 ms"},
+        {"frame_slow_buy_click_p99_us", "<=", 50, "iap_buy (click key) with 20 ms syncs: p99 at most 50 us"},
+        {"frame_slow_buy_click_max_us", "<=", 1000, "iap_buy (click key) with 20 ms syncs: max at most 1 ms"},
+        {"frame_slow_buy_sdk_p99_us", "<=", 50, "iap_buy (SDK key) with 20 ms syncs: p99 at most 50 us"},
+        {"frame_slow_buy_sdk_max_us", "<=", 1000, "iap_buy (SDK key) with 20 ms syncs: max at most 1 ms"},
+        {"frame_slow_confirm_p99_us", "<=", 50, "iap_confirm with 20 ms syncs: p99 at most 50 us"},
+        {"frame_slow_confirm_max_us", "<=", 1000, "iap_confirm with 20 ms syncs: max at most 1 ms"},
+        {"frame_slow_request_products_p99_us", "<=", 50, "iap_request_products with 20 ms syncs: p99 at most 50 us"},
+        {"frame_slow_request_products_max_us", "<=", 1000, "iap_request_products with 20 ms syncs: max at most 1 ms"},
+        {"frame_slow_restore_p99_us", "<=", 50, "iap_restore with 20 ms syncs: p99 at most 50 us"},
+        {"frame_slow_restore_max_us", "<=", 1000, "iap_restore with 20 ms syncs: max at most 1 ms"},
+        {"frame_slow_poll_p99_us", "<=", 50, "iap_poll with 20 ms syncs: p99 at most 50 us"},
+        {"frame_slow_poll_max_us", "<=", 1000, "iap_poll with 20 ms syncs: max at most 1 ms"},
     };
     int met = 0, total = 0;
     for (size_t i = 0; i < sizeof goals / sizeof goals[0]; i++) {
@@ -143,6 +167,7 @@ int main(int argc, char **argv) {
     if (selected("burst")) bench_burst();
     if (selected("open")) bench_open_pending();
     if (selected("rss")) bench_rss();
+    if (selected("frame")) bench_frame();
     note_load("at end");
     check_goals();
     return 0;

@@ -26,6 +26,8 @@ void load_sdk(const char *path) {
     SDK.poll = sym(h, path, "iap_poll");
     SDK.free = sym(h, path, "iap_free");
     SDK.flush = sym(h, path, "iap_flush");
+    SDK.request_products = sym(h, path, "iap_request_products");
+    SDK.restore = sym(h, path, "iap_restore");
     SDK.errmsg = sym(h, path, "iap_errmsg");
     SDK.empty_call = sym(h, path, "iapc_empty_call");
 }

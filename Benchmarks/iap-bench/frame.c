@@ -1,0 +1,132 @@
+/* frame_*: what each game-facing call costs the calling thread (C10: the
+ * game's frame never waits for the disk), p50/p99/max of every call, at
+ * normal syncs and with every sync slowed by 20 ms (frame_slow_*: an
+ * interposed sleep before each fsync/fdatasync, what F_FULLFSYNC can cost on
+ * a phone). The SDK thread is kept busy writing and syncing throughout:
+ *
+ *   N purchases with click keys, then N with SDK keys (each timed), while
+ *   the SDK thread writes their results; every iap_poll until all 2N "7"s
+ *   arrived (empty and not); the 2N confirms (the group commits run
+ *   meanwhile); N product requests and N restores, each followed by a
+ *   purchase so the SDK thread has disk work queued behind them.
+ *
+ * Wall-clock per call (now_us around the call); the machine is shared, so a
+ * max can show a preemption rather than the SDK: the run prints the load. */
+#define _GNU_SOURCE
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    double *v;
+    int n, cap;
+} samples;
+
+static void add(samples *s, double x) {
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 256;
+        s->v = realloc(s->v, (size_t)s->cap * sizeof *s->v);
+        if (!s->v) die("out of memory");
+    }
+    s->v[s->n++] = x;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void report(const char *prefix, const char *call, samples *s) {
+    char name[128];
+    if (s->n == 0) die("no samples for %s%s", prefix, call);
+    qsort(s->v, (size_t)s->n, sizeof *s->v, cmp);
+    int p99 = (int)((double)s->n * 0.99);
+    if (p99 >= s->n) p99 = s->n - 1;
+    snprintf(name, sizeof name, "%s%s_p50_us", prefix, call);
+    figure(name, s->v[s->n / 2], "us");
+    snprintf(name, sizeof name, "%s%s_p99_us", prefix, call);
+    figure(name, s->v[p99], "us");
+    snprintf(name, sizeof name, "%s%s_max_us", prefix, call);
+    figure(name, s->v[s->n - 1], "us");
+    snprintf(name, sizeof name, "%s%s_calls", prefix, call);
+    figure_int(name, s->n, "calls");
+    free(s->v);
+    *s = (samples){0};
+}
+
+static int64_t timed_buy(iap_bridge *b, int64_t click, samples *s) {
+    int64_t key = 0;
+    double t0 = now_us();
+    int32_t rc = SDK.buy(b, "coins_100", click, &key);
+    add(s, now_us() - t0);
+    if (rc != IAP_OK) die("iap_buy failed (%d): %s", rc, SDK.errmsg());
+    return key;
+}
+
+static void run(const char *prefix, long sync_delay_us, int n) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/frame-%s", OPT.dir, sync_delay_us ? "slow" : "normal");
+    iap_bridge *b = bridge_open(dir);
+    bridge_drain(b);
+    bench_set_sync_delay_us(sync_delay_us);
+    samples buy_click = {0}, buy_sdk = {0}, confirm = {0}, poll = {0}, request = {0}, restore = {0};
+    int64_t *keys = calloc((size_t)(4 * n), sizeof *keys);
+    int bought = 0;
+    /* Click keys far above any key handed out: each is used as it is. */
+    int64_t click = (int64_t)(now_us() / 1000) + 100000000;
+    for (int i = 0; i < n; i++) keys[bought++] = timed_buy(b, click + i, &buy_click);
+    for (int i = 0; i < n; i++) keys[bought++] = timed_buy(b, 0, &buy_sdk);
+    for (int i = 0; i < n; i++) {
+        double t0 = now_us();
+        int32_t rc = SDK.request_products(b, "[\"coins_100\",\"remove_ads\",\"no_such_product\"]");
+        add(&request, now_us() - t0);
+        if (rc != IAP_OK) die("iap_request_products failed: %s", SDK.errmsg());
+        t0 = now_us();
+        rc = SDK.restore(b);
+        add(&restore, now_us() - t0);
+        if (rc != IAP_OK) die("iap_restore failed: %s", SDK.errmsg());
+        keys[bought++] = timed_buy(b, 0, &buy_sdk);
+    }
+    /* Poll until every result arrived; each poll timed, empty or not. */
+    int sevens = 0;
+    double deadline = now_us() + 120e6;
+    while (sevens < bought) {
+        double t0 = now_us();
+        char *m = SDK.poll(b);
+        add(&poll, now_us() - t0);
+        if (m) {
+            sevens += is_type7(m);
+            SDK.free(m);
+        } else if (now_us() > deadline) {
+            die("%s: only %d of %d results arrived", prefix, sevens, bought);
+        }
+    }
+    for (int i = 0; i < bought; i++) {
+        double t0 = now_us();
+        int32_t rc = SDK.confirm(b, keys[i]);
+        add(&confirm, now_us() - t0);
+        if (rc != IAP_OK) die("iap_confirm failed (%d): %s", rc, SDK.errmsg());
+        /* A frame passes now and then: the commits run while confirms go on. */
+        if (i % 16 == 15) {
+            for (char *m; (m = SDK.poll(b)) != NULL;) SDK.free(m);
+        }
+    }
+    if (SDK.flush(b) != IAP_OK) die("iap_flush failed: %s", SDK.errmsg());
+    bench_set_sync_delay_us(0);
+    bridge_close(b);
+    free(keys);
+    report(prefix, "buy_click", &buy_click);
+    report(prefix, "buy_sdk", &buy_sdk);
+    report(prefix, "confirm", &confirm);
+    report(prefix, "request_products", &request);
+    report(prefix, "restore", &restore);
+    report(prefix, "poll", &poll);
+}
+
+void bench_frame(void) {
+    int n = OPT.quick ? 20 : 200;
+    run("frame_", 0, n);
+    run("frame_slow_", 20000, OPT.quick ? 10 : 100);
+}
