@@ -38,4 +38,21 @@ public final class OneShot: @unchecked Sendable {
         while !fired { pthread_cond_wait(cond, mutex) }
         pthread_mutex_unlock(mutex)
     }
+
+    /// Waits at most `ms` milliseconds (polling in 1 ms steps: used only at
+    /// close, where a timed condition wait's clock choice is not worth it).
+    /// True when signalled.
+    public func wait(timeoutMs ms: Int64) -> Bool {
+        var left = ms
+        while true {
+            pthread_mutex_lock(mutex)
+            let done = fired
+            pthread_mutex_unlock(mutex)
+            if done { return true }
+            if left <= 0 { return false }
+            var ts = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            nanosleep(&ts, nil)
+            left -= 1
+        }
+    }
 }

@@ -34,8 +34,16 @@ final class FinishQueue: @unchecked Sendable {
             draining = true
             return true
         }
-        if start { Task { await self.drain() } }
+        if start && !tasks.spawn({ await self.drain() }) {
+            lock.withLock { draining = false }
+        }
     }
+
+    /// Every finish task: `stop` waits for them (C8).
+    private let tasks = TaskTracker()
+
+    /// Refuses new finishes and waits up to `limitMs` for the one under way.
+    func stop(limitMs: Int64) { tasks.stop(limitMs: limitMs) }
 
     /// Finishes that ran out of time so far.
     var timeoutCount: Int { lock.withLock { timedOut } }

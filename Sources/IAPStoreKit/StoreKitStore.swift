@@ -35,7 +35,11 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     private let lock = Lock()
     private var sink: (@Sendable (StoreEvent) -> Void)? = nil
     private var stopped = false
-    private var listeners: [Task<Void, Never>] = []
+    /// Every task this store starts (listeners included): `stop` cancels
+    /// them and waits for them (C8).
+    let tasks = TaskTracker()
+    /// How long `stop` waits for tasks StoreKit does not let go of at once.
+    static let stopLimitMs: Int64 = 2_000
     /// Reported transactions by ID, for `finish` (which needs the value).
     private var kept: [String: Transaction] = [:]
     /// Products seen in answers, by ID: prices for transactions, and
@@ -66,24 +70,28 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     /// Finishes that ran out of time this session.
     public var finishTimeoutCount: Int { finisher.timeoutCount }
 
+    /// Tasks of this store still running (0 after `stop` unless StoreKit
+    /// held one past the limit).
+    public var runningTaskCount: Int { tasks.count }
+
     // MARK: Store
 
     public func start(sink: @escaping @Sendable (StoreEvent) -> Void) {
         lock.withLock { self.sink = sink }
-        var tasks: [Task<Void, Never>] = []
         // Both start now: the listener catches what StoreKit sends from now on
         // (the launch re-delivery included), the sweep what is already waiting
         // whether or not it was sent before anyone listened.
-        tasks.append(Task { [weak self] in
+        tasks.spawn { [weak self] in
             for await result in Transaction.updates {
-                guard let self else { return }
+                guard let self, !Task.isCancelled else { return }
                 await self.report(result, .update)
             }
-        })
-        tasks.append(Task { [weak self] in
+        }
+        tasks.spawn { [weak self] in
             guard let self else { return }
             var ids: [String] = []
             for await result in Transaction.unfinished {
+                if Task.isCancelled { return }
                 ids.append(String(result.unsafePayloadValue.id))
                 await self.report(result, .update)
             }
@@ -91,22 +99,16 @@ public final class StoreKitStore: Store, @unchecked Sendable {
             let list = await self.entitlements()
             self.lock.withLock { self.lastEntitlementIDs = list.map(\.id) }
             self.emit(.entitlements(list, reason: "open"))
-        })
-        #if !canImport(StoreKit) || os(iOS)
-        if #available(iOS 16.4, *) { tasks.append(listenForPromotedPurchases()) }
-        #endif
-        let late: Bool = lock.withLock {
-            if stopped { return true }
-            listeners += tasks
-            return false
         }
-        if late { for t in tasks { t.cancel() } }
+        #if !canImport(StoreKit) || os(iOS)
+        if #available(iOS 16.4, *) { listenForPromotedPurchases() }
+        #endif
     }
 
     public func requestProducts(_ ids: [String]) {
         var seen = Set<String>()
         let unique = ids.filter { seen.insert($0).inserted }
-        Task { [self] in
+        tasks.spawn { [self] in
             do {
                 let found = try await Product.products(for: unique)
                 var byID: [String: Product] = [:]
@@ -140,7 +142,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         try lock.withLock { () throws(IAPError) in
             guard !stopped else { throw IAPError(.closed, "the store is stopped") }
         }
-        Task { [self] in await runPurchase(productID: productID, key: key, token: token) }
+        tasks.spawn { [self] in await runPurchase(productID: productID, key: key, token: token) }
     }
 
     public func finish(transactionID: String) {
@@ -148,7 +150,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     }
 
     public func restore() {
-        Task { [self] in
+        tasks.spawn { [self] in
             do {
                 try await AppStore.sync()
             } catch {
@@ -163,21 +165,24 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     }
 
     public func refreshEntitlements(reason: String) {
-        Task { [self] in emit(.entitlements(await entitlements(), reason: reason)) }
+        tasks.spawn { [self] in emit(.entitlements(await entitlements(), reason: reason)) }
     }
 
     public func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue {
         throw IAPError(.notSupported, "iap_simulator drives the simulated store; this bridge uses StoreKit")
     }
 
+    /// Stops reporting, cancels every task and waits for them, up to
+    /// `stopLimitMs` (a purchase sheet the player still has open cannot be
+    /// cancelled: its transaction comes back through the update stream at
+    /// the next start, with its key).
     public func stop() {
-        let tasks: [Task<Void, Never>] = lock.withLock {
+        lock.withLock {
             stopped = true
             sink = nil
-            defer { listeners = [] }
-            return listeners
         }
-        for t in tasks { t.cancel() }
+        tasks.stop(limitMs: StoreKitStore.stopLimitMs)
+        finisher.stop(limitMs: StoreKitStore.stopLimitMs)
     }
 
     // MARK: Reporting
@@ -340,10 +345,10 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     /// (the bridge is open, so the game is ready), without a token; the
     /// coordinator gives its result an SDK key (origin "store", C7).
     @available(iOS 16.4, *)
-    private func listenForPromotedPurchases() -> Task<Void, Never> {
-        Task { [weak self] in
+    private func listenForPromotedPurchases() {
+        tasks.spawn { [weak self] in
             for await intent in PurchaseIntent.intents {
-                guard let self else { return }
+                guard let self, !Task.isCancelled else { return }
                 await self.buyPromoted(intent)
             }
         }

@@ -228,6 +228,21 @@ extension StoreContract {
             b.close()
         }
 
+        @Test("iap_close cancels and waits for every task of the StoreKit backend: none left running, no event after (C8)")
+        func closeEndsTasks() async throws {
+            let env = fresh()
+            let (b, store) = try await launch(env)
+            let key: Int64 = 1_800_000_000_021
+            _ = try b.buy("coins_100", key)
+            _ = try #require(await b.result(key: key))
+            try b.confirm(key)
+            try b.c.requestProducts(["coins_100"])
+            try b.c.restore()
+            #expect(store.runningTaskCount > 0, "the update listener runs while the bridge is open")
+            b.close()
+            #expect(store.runningTaskCount == 0, "a task of the closed bridge still runs")
+        }
+
         @Test("A finish() that never returns does not wedge the bridge; the transaction is finished at the next launch")
         func hangingFinish() async throws {
             let env = fresh()
