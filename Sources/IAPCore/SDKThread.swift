@@ -75,12 +75,16 @@ public final class SDKThread: Executor, @unchecked Sendable {
 
     @discardableResult
     public func post(_ job: @escaping @Sendable () -> Void) -> Bool {
-        locked {
+        let accepted: Bool = locked {
             guard !stopping else { return false }
             jobs.append(job)
-            pthread_cond_signal(cond)
             return true
         }
+        // Signalled after the unlock: the thread wakes to a free mutex
+        // instead of waking and blocking on it at once (a second futex round
+        // trip on the purchase path).
+        if accepted { pthread_cond_signal(cond) }
+        return accepted
     }
 
     @discardableResult
