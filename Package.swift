@@ -49,6 +49,12 @@ let package = Package(
         .executableTarget(
             name: "iap-c-harness", dependencies: ["IAPBridge"], path: "Tests/c-harness",
             cSettings: [.headerSearchPath("../../include"), .headerSearchPath("../../samples/c-common")]),
+        // Thread and descriptor exhaustion at every entry point (C8): it
+        // interposes pthread_create; run by the Swift test suite.
+        .executableTarget(
+            name: "iap-exhaustion", dependencies: ["IAPBridge"], path: "Tests/exhaustion",
+            cSettings: [.headerSearchPath("../../include"), .headerSearchPath("../../samples/c-common")],
+            linkerSettings: [.linkedLibrary("dl")]),
         // The benchmark (scripts/bench.sh, BENCHMARKS.md): loads the built
         // libIAPBridge.so with dlopen, so it links nothing of the SDK.
         .executableTarget(

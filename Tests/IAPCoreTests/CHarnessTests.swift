@@ -39,6 +39,17 @@ struct CHarnessTests {
         for line in lines { #expect(MessageSchemas.validate(String(line)).isEmpty, "\(MessageSchemas.validate(String(line)))") }
     }
 
+    @Test("threads or descriptors running out: a code from iap_open, every entry point of an open bridge still works, never a crash or hang (C8)")
+    func exhaustion() throws {
+        let exe = Self.binDir + "/iap-exhaustion"
+        try #require(FileManager.default.isExecutableFile(atPath: exe), "build the package first: \(exe)")
+        let env = TestEnv()
+        let (status, output) = try Self.run(exe, ["--catalog", env.catalog, "--dir", env.root + "/x"])
+        print(String(output.split(separator: "\n").last ?? ""))
+        #expect(status == 0, "\(output)")
+        #expect(output.contains(" 0 failed"))
+    }
+
     @Test("the lifecycle demo (renewal, expiry, Ask to Buy after a restart, refund) runs and exits 0")
     func lifecycleDemo() throws {
         let exe = Self.binDir + "/iap-lifecycle-demo"
