@@ -4,6 +4,10 @@
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+// Test hooks (the crash campaign's fault points, a lower compaction
+// threshold) exist in debug builds only; a release build for the long
+// campaign adds them with -Xswiftc -DIAP_TEST_HOOKS (scripts/campaign.sh).
+let core: [SwiftSetting] = strict + [.define("IAP_TEST_HOOKS", .when(configuration: .debug))]
 
 let package = Package(
     name: "IAPBridge",
@@ -19,7 +23,7 @@ let package = Package(
         // Tiny C helpers the Swift code needs and the toolchain lacks portably (atomics).
         .target(name: "CIAPSupport", path: "Sources/CIAPSupport"),
         // Platform-neutral engine: coordinator, outbox, messages, the Store protocol.
-        .target(name: "IAPCore", dependencies: ["CIAPSupport"], swiftSettings: strict),
+        .target(name: "IAPCore", dependencies: ["CIAPSupport"], swiftSettings: core),
         // The simulated App Store: reads Xcode .storekit catalogs, keeps durable state.
         .target(name: "IAPSimulator", dependencies: ["IAPCore"], swiftSettings: strict),
         // Test-only: the StoreKit 2 declarations the StoreKit backend uses, mirrored

@@ -15,7 +15,8 @@ export SWIFT_BACKTRACE=enable=no
 build=(swift build)
 if [ "${1:-}" = "--release" ]; then
   shift
-  build=(swift build -c release --scratch-path .build-campaign)
+  # The fault points are test hooks: compiled into this build on purpose.
+  build=(swift build -c release --scratch-path .build-campaign -Xswiftc -DIAP_TEST_HOOKS)
 fi
 "${build[@]}" --product iap-crash-game >/dev/null
 "${build[@]}" --product iap-crash-campaign >/dev/null

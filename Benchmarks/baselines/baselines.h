@@ -14,6 +14,9 @@
 /* The floor: one append of the record's bytes, then fdatasync, on a file
  * opened once (O_APPEND), as the outbox appends to its log. */
 int bl_floor_open(const char *path);
+/* An empty exported function, reached through dlopen + dlsym like iap_poll:
+ * the baseline of the empty-poll figure (kept out of the SDK's library). */
+void bl_empty_call(void);
 int bl_floor_commit(int fd, const void *bytes, size_t n);
 
 /* Writes all n bytes (retrying short writes and EINTR); 0 or -1. Shared by

@@ -19,7 +19,6 @@ typedef struct {
     int32_t (*request_products)(iap_bridge *, const char *);
     int32_t (*restore)(iap_bridge *);
     const char *(*errmsg)(void);
-    void (*empty_call)(void); /* iapc_empty_call: an empty exported C function of the same library */
 } sdk_api;
 
 typedef struct {
@@ -29,6 +28,7 @@ typedef struct {
     int (*sqlite_insert)(bl_sqlite *, int64_t, int, const char *, const void *, size_t);
     void (*sqlite_close)(bl_sqlite *);
     int (*atomic_file_commit)(const char *, int64_t, const void *, size_t);
+    void (*empty_call)(void); /* bl_empty_call: an empty exported C function of a dlopen'ed library */
 } baseline_api;
 
 extern sdk_api SDK;

@@ -29,7 +29,6 @@ void load_sdk(const char *path) {
     SDK.request_products = sym(h, path, "iap_request_products");
     SDK.restore = sym(h, path, "iap_restore");
     SDK.errmsg = sym(h, path, "iap_errmsg");
-    SDK.empty_call = sym(h, path, "iapc_empty_call");
 }
 
 void load_baselines(const char *path) {
@@ -41,4 +40,5 @@ void load_baselines(const char *path) {
     BL.sqlite_insert = sym(h, path, "bl_sqlite_insert");
     BL.sqlite_close = sym(h, path, "bl_sqlite_close");
     BL.atomic_file_commit = sym(h, path, "bl_atomic_file_commit");
+    BL.empty_call = sym(h, path, "bl_empty_call");
 }

@@ -62,4 +62,3 @@ const char *iapc_errmsg(void) {
     return m ? m : "";
 }
 
-void iapc_empty_call(void) { __asm__ __volatile__("" ::: "memory"); }

@@ -7,8 +7,9 @@ import Darwin
 #endif
 
 /// Named places where the crash campaign kills the process on purpose
-/// (`IAP_CRASH_AT=name` or `name:N` for the N-th time it is reached).
-/// Read once; costs one load of a Bool when unset, as in every game build.
+/// (`IAP_CRASH_AT=name` or `name:N` for the N-th time it is reached). Only in
+/// builds with the IAP_TEST_HOOKS flag (debug builds, and the campaign's
+/// release build): a release library ignores the variable.
 public enum FaultPoint: String, CaseIterable, Sendable {
     /// The result is in the outbox file but not yet synced.
     case afterOutboxWrite = "after_outbox_write"
@@ -26,12 +27,16 @@ public enum FaultPoint: String, CaseIterable, Sendable {
     case duringCompaction = "during_compaction"
 
     private static let armed: (FaultPoint, Int)? = {
+        #if !IAP_TEST_HOOKS
+        return nil
+        #else
         guard let raw = getenv("IAP_CRASH_AT") else { return nil }
         let spec = String(cString: raw)
         let parts = spec.split(separator: ":")
         guard let first = parts.first, let point = FaultPoint(rawValue: String(first)) else { return nil }
         let n = parts.count > 1 ? Int(parts[1]) ?? 1 : 1
         return (point, max(1, n))
+        #endif
     }()
     nonisolated(unsafe) private static var hits = 0
     private static let lock = Lock()

@@ -8,7 +8,7 @@ import Darwin
 
 /// Every result the game has not confirmed yet, kept on disk.
 ///
-/// Invariants (the delivery contract, DESIGN §3):
+/// Invariants (the delivery contract, docs/CONTRACT.md):
 /// - C2: `put` returns only after the record is synced; callers emit the
 ///   message after that (checked by `isDurable`).
 /// - C1: a record leaves `live` only through `confirm`; recovery never drops a
@@ -92,10 +92,12 @@ public final class Outbox {
     public static let fileName = "outbox.log"
 
     /// Size above which a log holding mostly confirmed history is compacted.
-    /// `IAP_OUTBOX_COMPACT_BYTES` lowers it (the crash campaign does, so
-    /// kills land inside compactions often); read once.
+    /// `IAP_OUTBOX_COMPACT_BYTES` lowers it in test-hook builds (the crash
+    /// campaign does, so kills land inside compactions often); read once.
     static let compactThreshold: Int = {
+        #if IAP_TEST_HOOKS
         if let raw = getenv("IAP_OUTBOX_COMPACT_BYTES"), let n = Int(String(cString: raw)), n >= 1024 { return n }
+        #endif
         return 256 * 1024
     }()
 

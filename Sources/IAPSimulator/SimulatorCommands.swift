@@ -1,7 +1,7 @@
 import IAPCore
 
 /// `iap_simulator`: drives the simulated store with `{"op": ...}` commands
-/// (DESIGN §4 and docs/SIMULATOR.md). Every op answers a JSON object.
+/// (docs/SIMULATOR.md). Every op answers a JSON object.
 enum SimulatorCommands {
     static let ops = ["transactions", "fail_next", "cancel_next", "ask_to_buy", "pending", "approve", "decline",
                       "interrupt_next", "resolve", "refund", "advance", "external_purchase", "forge", "auto_renew",

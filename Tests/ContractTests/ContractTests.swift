@@ -8,7 +8,7 @@ import Testing
 enum StoreContract {}
 
 extension StoreContract {
-    /// DESIGN §3, C1–C8: the same test functions, the same expectations, for
+    /// docs/CONTRACT.md, C1–C8: the same test functions, the same expectations, for
     /// the simulated store and for the StoreKit backend over the stand-in. A
     /// difference is a bug in one of them.
     @Suite("C1-C8 on every store")

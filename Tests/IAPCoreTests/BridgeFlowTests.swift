@@ -3,7 +3,7 @@ import IAPCore
 import IAPSimulator
 import Testing
 
-/// The core flow of DESIGN §1 on the simulated store, driven from Swift.
+/// The core flow (README) on the simulated store, driven from Swift.
 @Suite("Bridge flow")
 struct BridgeFlowTests {
     @Test("buy → durable \"7\" with the click key → redelivered until confirmed → finished only after confirm")

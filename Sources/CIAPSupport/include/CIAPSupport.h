@@ -20,7 +20,5 @@ uint32_t iapc_crc32c(uint32_t crc, const void *data, size_t len);
 void iapc_set_errmsg(const char *msg, size_t len);
 const char *iapc_errmsg(void);
 
-/* An empty exported function: the baseline the poll benchmark compares to. */
-void iapc_empty_call(void);
 
 #endif
