@@ -472,7 +472,14 @@ struct BadInputMatrixTests {
         #expect(iap_version_number() == major * 10000 + minor * 100 + patch)
         // The README's table and the C# binding's names list every code too.
         let readme = try String(contentsOfFile: repoRoot + "/README.md", encoding: .utf8)
-        let csharp = try String(contentsOfFile: repoRoot + "/samples/unity/IAPBridge/BridgeException.cs", encoding: .utf8)
+        // The C# binding's copy of the codes, wherever the Unity package keeps it.
+        let fm = FileManager.default
+        var candidates = [repoRoot + "/samples/unity/IAPBridge/BridgeException.cs"]
+        if let packages = try? fm.contentsOfDirectory(atPath: repoRoot + "/unity") {
+            for p in packages { candidates.append(repoRoot + "/unity/\(p)/Runtime/BridgeException.cs") }
+        }
+        let csPath = try #require(candidates.first { fm.fileExists(atPath: $0) }, "BridgeException.cs not found in \(candidates)")
+        let csharp = try String(contentsOfFile: csPath, encoding: .utf8)
         for code in IAPCode.allCases where code != .ok {
             #expect(readme.contains(code.name), "README's error table lacks \(code.name)")
             #expect(csharp.contains(code.name) && csharp.contains("\(code.rawValue)"), "BridgeException.cs lacks \(code.name) = \(code.rawValue)")
