@@ -42,6 +42,13 @@ public final class Coordinator: @unchecked Sendable {
     private var closed = false
     private var commitScheduled = false
     private let dirLockFD: Int32
+    /// Store events whose result could not be stored (a failed write or
+    /// sync): handled again, on a fresh file, once the disk recovers (C12),
+    /// with a back-off; `storeFailed` says the event under way failed.
+    private var retryEvents: [StoreEvent] = []
+    private var retryDelayMs: Int64 = 0
+    private var storeFailed = false
+    private var retrying = false
 
     /// The file of version 1.0 that held its SDK key reservation; read as a floor.
     public static let keyReservationFile = "sdk-keys"
@@ -384,6 +391,42 @@ public final class Coordinator: @unchecked Sendable {
 
     func handle(_ event: StoreEvent) {
         guard !closed else { return }
+        storeFailed = false
+        dispatch(event)
+        if storeFailed {
+            retryEvents.append(event)
+            scheduleRetry()
+        }
+    }
+
+    private func scheduleRetry() {
+        guard retryDelayMs == 0 else { return }
+        retryDelayMs = 100
+        executor.schedule(afterMs: retryDelayMs) { [weak self] in self?.retryStores() }
+    }
+
+    /// Handles again the events whose result could not be stored; backs off
+    /// (100 ms doubling to 5 s) while the disk keeps failing.
+    private func retryStores() {
+        guard !closed, !retryEvents.isEmpty else { retryDelayMs = 0; return }
+        let events = retryEvents
+        retryEvents = []
+        retrying = true
+        for e in events {
+            storeFailed = false
+            dispatch(e)
+            if storeFailed { retryEvents.append(e) }
+        }
+        retrying = false
+        if retryEvents.isEmpty {
+            retryDelayMs = 0
+        } else {
+            retryDelayMs = min(retryDelayMs * 2, 5_000)
+            executor.schedule(afterMs: retryDelayMs) { [weak self] in self?.retryStores() }
+        }
+    }
+
+    private func dispatch(_ event: StoreEvent) {
         switch event {
         case .transaction(let t, let arrival):
             if t.revocationDateMs != nil { handleRevocation(t) } else { handleTransaction(t, arrival) }
@@ -519,9 +562,13 @@ public final class Coordinator: @unchecked Sendable {
             queue.push(r.message, resultKey: key)
             _ = gate.withLock { awaiting.remove(key) }
         } catch {
-            queue.push(Messages.error(op: "outbox", code: error.code,
-                                      message: "a result could not be stored and was not delivered; it is delivered again when the store re-delivers it: \(error.message)",
-                                      key: key, productID: productID))
+            storeFailed = true
+            // Said once; the retries are silent until one succeeds.
+            if !retrying {
+                queue.push(Messages.error(op: "outbox", code: error.code,
+                                          message: "a result could not be stored, so it is not delivered yet; the SDK tries again on a fresh file and delivers it once the disk works (or at the next launch): \(error.message)",
+                                          key: key, productID: productID))
+            }
         }
     }
 }

@@ -71,13 +71,8 @@ public final class Outbox {
     /// the next write (group commit), not one per confirm call.
     private var pendingConfirmIDs: [UInt64] = []
     private var pendingFinish: [String] = []
-    /// Transactions confirmed whose confirm is not durable yet (those in
-    /// `pendingFinish` and those of a flush in progress).
+    /// Transactions confirmed whose confirm is not durable yet.
     private var pendingFinishSet: Set<String> = []
-    /// True between `beginConfirmFlush` and `endConfirmFlush`: a sync runs
-    /// on the log's descriptor outside the coordinator's lock, so the file
-    /// must not be replaced (no compaction) meanwhile.
-    private var flushInProgress = false
 
     // C2 bookkeeping: every write gets a sequence number; `syncedSeq` is the
     // last one known to be on stable storage.
@@ -248,6 +243,8 @@ public final class Outbox {
         guard transactionID.utf8.count <= 0xFFFF else {
             throw IAPError(.invalidArgument, "transaction ID too long to store (\(transactionID.utf8.count) bytes)")
         }
+        // C12: never on the strength of a file whose write or sync failed.
+        try ensureFresh()
         let r = OutboxRecord(id: nextID, key: key, kind: kind, transactionID: transactionID, message: message)
         // Confirms waiting for the group commit ride along with this write
         // (and stay pending if it fails).
@@ -257,16 +254,26 @@ public final class Outbox {
         pendingConfirmIDs.removeAll(keepingCapacity: true)
         do throws(IAPError) { try log.appendFramed(frame) } catch {
             pendingConfirmIDs = carried
+            isSuspect = true
             throw error
         }
         nextID += 1
         writeSeq += 1
+        let intent = intents[key]
         insertLive(r)
         #if DEBUG
         recordWriteSeq[r.id] = writeSeq
         #endif
         FaultPoint.afterOutboxWrite.reach()
-        try syncLog()
+        do throws(IAPError) { try syncLog() } catch {
+            // Not durable, so not stored: the caller shows nothing and tries
+            // again later, on a fresh file. The key still awaits its result.
+            isSuspect = true
+            forgetUnsynced(r.id)
+            if let intent { intents[key] = intent }
+            pendingConfirmIDs = carried + pendingConfirmIDs
+            throw error
+        }
         FaultPoint.afterOutboxSync.reach()
         assert(isDurable(r.id), "C2: a result must be durable before it is visible")
         return r
@@ -289,6 +296,32 @@ public final class Outbox {
         intents[key] = Intent(key: key, productID: productID, atMs: atMs)
         noteKey(key)
         if intents.count > Outbox.maxIntents, let oldest = openIntents.first { intents[oldest.key] = nil }
+    }
+
+    /// Set when a write or sync of the log failed. The file may then hold
+    /// pages the kernel dropped while a later sync of it reports success
+    /// (PostgreSQL's "fsyncgate"), so nothing is acknowledged on the strength
+    /// of it again: the next write first rewrites everything live to a fresh
+    /// file, syncs it, renames it over the old one and syncs the directory
+    /// (C12).
+    public private(set) var isSuspect = false
+
+    /// Rewrites the live state to a fresh file when the current one is suspect.
+    private func ensureFresh() throws(IAPError) {
+        guard isSuspect else { return }
+        try rewriteLive()
+        isSuspect = false
+    }
+
+    /// Drops a record whose sync failed: it was never acknowledged.
+    private func forgetUnsynced(_ id: UInt64) {
+        guard let r = live.removeValue(forKey: id) else { return }
+        liveBytes -= r.message.count + 40
+        Outbox.remove(id, from: &byKey, at: r.key)
+        if let f = r.kind.flavor { Outbox.remove(id, from: &byTransaction, at: TransactionTag(r.transactionID, f)) }
+        #if DEBUG
+        recordWriteSeq[id] = nil
+        #endif
     }
 
     private func syncLog() throws(IAPError) {
@@ -329,75 +362,33 @@ public final class Outbox {
     }
 
     /// Writes and syncs buffered confirms (one sync for all of them) and
-    /// returns the transactions that may now be finished (C3). A confirm
-    /// that rode along with a `put` whose sync failed is synced here first.
+    /// returns the transactions that may now be finished (C3). After a failed
+    /// write or sync, the live state goes to a fresh file first (C12); until
+    /// that succeeds nothing is returned and the confirms stay pending.
     public func flushConfirms() throws(IAPError) -> [String] {
-        guard let flush = try beginConfirmFlush() else { return [] }
-        var failure: IAPError? = nil
-        do throws(IAPError) { try flush.sync() } catch { failure = error }
-        let out = endConfirmFlush(flush, failed: failure != nil)
-        if let failure { throw failure }
-        return out
-    }
-
-    /// `flushConfirms` in three steps, so that the caller's lock need not be
-    /// held during the sync (a game thread confirming meanwhile never waits
-    /// for the disk): `beginConfirmFlush` (under the caller's lock) writes
-    /// the buffered confirms; `sync()` (without it) makes them durable;
-    /// `endConfirmFlush` (under it again) returns the transactions that may
-    /// now be finished (C3). Until then they count as pending
-    /// (`isFinishPending`), and the file is not compacted.
-    public struct ConfirmFlush {
-        /// The descriptor to sync, or -1 when everything is already durable.
-        fileprivate let fd: Int32
-        fileprivate let seq: UInt64
-        fileprivate let finish: [String]
-
-        public func sync() throws(IAPError) {
-            if fd >= 0 { try POSIX.syncData(fd) }
-        }
-    }
-
-    /// Nil when there is nothing to make durable or finish.
-    public func beginConfirmFlush() throws(IAPError) -> ConfirmFlush? {
-        precondition(!flushInProgress, "one confirm flush at a time")
-        if !pendingConfirmIDs.isEmpty {
-            try log.appendFramed(Outbox.confirmFrames(pendingConfirmIDs))
+        if isSuspect {
+            // The fresh file holds no confirmed record: every confirm so
+            // far is durable once it is.
+            try ensureFresh()
+        } else if !pendingConfirmIDs.isEmpty {
+            do throws(IAPError) { try log.appendFramed(Outbox.confirmFrames(pendingConfirmIDs)) } catch {
+                isSuspect = true
+                throw error
+            }
             pendingConfirmIDs.removeAll(keepingCapacity: true)
             writeSeq += 1
             FaultPoint.afterConfirmWrite.reach()
         }
-        guard syncedSeq < writeSeq || !pendingFinish.isEmpty else { return nil }
-        var fd: Int32 = -1
         if syncedSeq < writeSeq {
-            if log.needsDirectorySync {
-                try syncLog()  // rare (a new or compacted file): done here, under the lock
-            } else {
-                fd = log.descriptor
+            do throws(IAPError) { try syncLog() } catch {
+                isSuspect = true
+                throw error
             }
         }
-        let flush = ConfirmFlush(fd: fd, seq: writeSeq, finish: pendingFinish)
+        let out = pendingFinish
         pendingFinish.removeAll()
-        flushInProgress = true
-        return flush
-    }
-
-    /// Ends a flush. On success returns its transactions, to finish; after a
-    /// failed sync keeps them pending (the next flush syncs again).
-    public func endConfirmFlush(_ flush: ConfirmFlush, failed: Bool) -> [String] {
-        flushInProgress = false
-        if failed {
-            pendingFinish = flush.finish + pendingFinish
-            return []
-        }
-        syncedSeq = max(syncedSeq, flush.seq)
-        if pendingFinish.isEmpty {
-            pendingFinishSet.removeAll(keepingCapacity: true)
-        } else {
-            for t in flush.finish { pendingFinishSet.remove(t) }
-            for t in pendingFinish { pendingFinishSet.insert(t) }
-        }
-        return flush.finish
+        pendingFinishSet.removeAll(keepingCapacity: true)
+        return out
     }
 
     /// Forgets tombstones (from earlier sessions) of transactions the store no
@@ -407,7 +398,7 @@ public final class Outbox {
         for (t, earlier) in tombstones where earlier && t.flavor == .transaction && !stillUnfinished.contains(t.transactionID) {
             goneTags.append(t)
         }
-        guard !goneTags.isEmpty else { return }
+        guard !goneTags.isEmpty, !isSuspect else { return }
         for t in goneTags { tombstones[t] = nil }
         let gone = goneTags.map(\.encoded)
         // One frame per chunk: a long history (tens of thousands of confirmed
@@ -426,7 +417,10 @@ public final class Outbox {
             chunkBytes += size
         }
         RecordFrame.encode(OutboxEntry.forget(chunk).encoded(), into: &frames)
-        try log.appendFramed(frames)
+        do throws(IAPError) { try log.appendFramed(frames) } catch {
+            isSuspect = true
+            throw error
+        }
     }
 
     /// How many tombstones of finished transactions a session keeps.
@@ -469,13 +463,21 @@ public final class Outbox {
     }
 
     public var isCompactionWorthwhile: Bool {
-        pendingConfirmIDs.isEmpty && !flushInProgress && log.size > Outbox.compactThreshold
+        pendingConfirmIDs.isEmpty && log.size > Outbox.compactThreshold
             && log.size > 4 * (liveBytes + tombstones.count * 48)
     }
 
     /// Atomically replaces the file with live records and tombstones only.
     public func compact() throws(IAPError) {
-        precondition(pendingConfirmIDs.isEmpty && !flushInProgress, "flush confirms before compacting")
+        precondition(pendingConfirmIDs.isEmpty, "flush confirms before compacting")
+        try rewriteLive()
+        isSuspect = false
+    }
+
+    /// Writes the live state (tombstones, the key mark, open intents, live
+    /// records) to a fresh file that replaces the log atomically. Confirms
+    /// not written yet are part of it (their records are not live).
+    private func rewriteLive() throws(IAPError) {
         var payloads: [[UInt8]] = []
         for t in tombstones.keys.sorted(by: <) {
             payloads.append(OutboxEntry.tombstone(txn: t.transactionID, flavor: t.flavor).encoded())
@@ -484,6 +486,7 @@ public final class Outbox {
         for i in openIntents { payloads.append(OutboxEntry.intent(key: i.key, productID: i.productID, atMs: i.atMs).encoded()) }
         for r in liveRecords { payloads.append(OutboxEntry.put(r).encoded()) }
         try log.rewrite(payloads)
+        pendingConfirmIDs.removeAll(keepingCapacity: true)
         writeSeq += 1
         syncedSeq = writeSeq
     }

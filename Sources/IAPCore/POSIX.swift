@@ -148,7 +148,7 @@ public enum POSIX {
 
     /// Checks a data directory the way the config promises: absolute, a
     /// directory, writable; created (owner-only) when only its last
-    /// component is missing.
+    /// component is missing; it and its parent synced.
     public static func prepareDirectory(_ path: String, role: String) throws(IAPError) {
         guard !path.isEmpty else { throw IAPError(.badConfig, "\(role) is empty") }
         guard path.hasPrefix("/") else { throw IAPError(.badConfig, "\(role) must be an absolute path, got \"\(path)\"") }
@@ -170,9 +170,14 @@ public enum POSIX {
                 applyProtectionClass(dfd)
                 close(dfd)
             }
-            try syncDirectory(parentPath)
         }
         guard access(path, W_OK | X_OK) == 0 else { throw IAPError(.io, "\(role) \(path) is not writable") }
+        // At every open, not only when this made the directory: the game may
+        // have created it (engines' persistent-path helpers do) without
+        // syncing its entry, and a power cut would then take the outbox with
+        // it (C12). The directory itself too: its entries (the outbox file).
+        try syncDirectory(parent(of: path))
+        try syncDirectory(path)
     }
 
     /// Takes an exclusive advisory lock on `dir/name`, held while the fd is open.

@@ -174,7 +174,12 @@ public final class RecordLogFile {
     /// the file is cut back to where it was, so a failed append never leaves
     /// part of a frame in front of the frames written after it.
     public func appendFramed(_ framed: [UInt8]) throws(IAPError) {
-        do throws(IAPError) { try POSIX.writeAll(fd, framed) } catch {
+        do throws(IAPError) {
+            #if IAP_TEST_HOOKS
+            try IOFaults.fire(path, .write)
+            #endif
+            try POSIX.writeAll(fd, framed)
+        } catch {
             _ = ftruncate(fd, off_t(size))
             throw error
         }
@@ -188,6 +193,9 @@ public final class RecordLogFile {
     public var needsDirectorySync: Bool { directoryNeedsSync }
 
     public func sync() throws(IAPError) {
+        #if IAP_TEST_HOOKS
+        try IOFaults.fire(path, .sync)
+        #endif
         try POSIX.syncData(fd)
         try syncDirectoryIfNeeded()
     }
@@ -216,7 +224,13 @@ public final class RecordLogFile {
         let tmp = path + ".tmp"
         let nfd = try POSIX.createOwnerOnly(tmp, flags: O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC)
         do throws(IAPError) {
+            #if IAP_TEST_HOOKS
+            try IOFaults.fire(path, .write)
+            #endif
             try POSIX.writeAll(nfd, out)
+            #if IAP_TEST_HOOKS
+            try IOFaults.fire(path, .sync)
+            #endif
             try POSIX.syncData(nfd)
         } catch {
             close(nfd)
@@ -239,3 +253,35 @@ public final class RecordLogFile {
     }
 }
 
+
+#if IAP_TEST_HOOKS
+/// Test hook (debug builds only): makes the next writes or syncs of log files
+/// under a directory fail, as a full or failing disk does, so tests can
+/// check C12 (a failed sync is a failure) without a broken disk.
+public enum IOFaults {
+    public enum Kind: Sendable { case write, sync }
+    private struct Plan { let prefix: String; let kind: Kind; var remaining: Int; let code: Int32 }
+    nonisolated(unsafe) private static var plans: [Plan] = []
+    private static let lock = Lock()
+
+    /// The next `count` operations of `kind` on log files under `prefix`
+    /// fail with `code` (EIO, ENOSPC...). `count` < 0: until `clear`.
+    public static func inject(under prefix: String, _ kind: Kind, count: Int = 1, code: Int32 = EIO) {
+        lock.withLock { plans.append(Plan(prefix: prefix, kind: kind, remaining: count, code: code)) }
+    }
+
+    public static func clear(under prefix: String) {
+        lock.withLock { plans.removeAll { $0.prefix == prefix } }
+    }
+
+    static func fire(_ path: String, _ kind: Kind) throws(IAPError) {
+        let code: Int32? = lock.withLock {
+            guard let i = plans.firstIndex(where: { $0.kind == kind && path.hasPrefix($0.prefix) && $0.remaining != 0 }) else { return nil }
+            if plans[i].remaining > 0 { plans[i].remaining -= 1 }
+            return plans[i].code
+        }
+        guard let code else { return }
+        throw IAPError(.io, "\(kind == .write ? "write" : "sync") failed: \(String(cString: strerror(code))) (injected)")
+    }
+}
+#endif

@@ -1,0 +1,88 @@
+import Foundation
+import IAPCore
+import Testing
+
+#if DEBUG
+/// C12 through the bridge: a failed write or sync is a failure. Faults are
+/// injected with the debug-only IOFaults hook (the outbox's own writes and
+/// syncs fail, as on a full or failing disk). The storage model and the full
+/// fault sweep are docs/DURABILITY.md's.
+@Suite("Failed syncs (C12)")
+struct FailedSyncTests {
+    static func waitFor(_ b: Bridge, _ what: String, _ ok: ([JSONValue]) -> Bool) -> [JSONValue] {
+        var seen: [JSONValue] = []
+        for _ in 0..<400 {
+            seen += b.drain()
+            if ok(seen) { return seen }
+            usleep(5_000)
+        }
+        Issue.record("never saw \(what): \(seen)")
+        return seen
+    }
+
+    @Test("a result whose sync failed is not shown; the game is told its key and product; it arrives in the same session once the disk works")
+    func resultDeliveredAfterRecovery() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        IOFaults.inject(under: env.dataDir, .sync, count: 3)
+        let key = try b.buy("coins_100", 0)
+        let first = b.drain()
+        #expect(b.results(first).isEmpty, "a result that is not durable is never shown (C2)")
+        let error = try #require(first.first { $0["type"]?.stringValue == "error" })
+        #expect(error["key"]?.stringValue == String(key) && error["productID"]?.stringValue == "coins_100")
+        #expect(error["op"]?.stringValue == "outbox")
+        // Two more failing syncs eat two retries; then the disk works.
+        let later = Self.waitFor(b, "the result after the disk recovered") { b.results($0).contains { $0.keyValue == key } }
+        #expect(b.results(later).filter { $0.keyValue == key }.count == 1)
+        try b.confirm(key)
+        #expect(b.c.flush() == nil)
+        b.close()
+        let again = try env.open()
+        #expect(again.drainResults().isEmpty, "confirmed once the disk worked: not delivered again")
+        again.close()
+        IOFaults.clear(under: env.dataDir)
+    }
+
+    @Test("a confirm whose sync failed: iap_flush says so, nothing is finished; once the disk works the confirm lands on a fresh file")
+    func confirmNotDurable() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        let key = try b.buy("remove_ads", 0)
+        let r = try #require(b.drainResults().first)
+        let txn = try #require(r["transactionID"]?.stringValue)
+        IOFaults.inject(under: env.dataDir, .sync, count: -1)
+        try b.confirm(key)
+        let failure = b.c.flush()
+        #expect(failure?.code == .io, "iap_flush reports the confirm that could not be made durable")
+        #expect(try b.transactions().first { $0["transactionID"]?.stringValue == txn }?["finished"] == .bool(false))
+        #expect(b.c.flush()?.code == .io, "a second flush of the same broken disk is not trusted either")
+        IOFaults.clear(under: env.dataDir)
+        #expect(b.c.flush() == nil)
+        #expect(try b.transactions().first { $0["transactionID"]?.stringValue == txn }?["finished"] == .bool(true))
+        b.close()
+        let again = try env.open()
+        #expect(again.drainResults().isEmpty)
+        again.close()
+    }
+
+    @Test("iap_close whose last confirm cannot be made durable returns the error; the result is delivered again at the next open")
+    func closeReportsFailure() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        let key = try b.buy("coins_100", 0)
+        _ = b.drainResults()
+        IOFaults.inject(under: env.dataDir, .sync, count: -1)
+        IOFaults.inject(under: env.dataDir, .write, count: -1, code: ENOSPC)
+        try b.confirm(key)
+        let failure = b.c.close()
+        #expect(failure?.code == .io)
+        IOFaults.clear(under: env.dataDir)
+        let again = try env.open()
+        #expect(again.drainResults().map(\.keyValue) == [key], "not confirmed durably: delivered again, not lost")
+        again.close()
+    }
+}
+#endif
