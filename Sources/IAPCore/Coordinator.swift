@@ -49,6 +49,17 @@ public final class Coordinator: @unchecked Sendable {
     private var retryDelayMs: Int64 = 0
     private var storeFailed = false
     private var retrying = false
+    /// C11: purchase records found at open, held until the store says which
+    /// transactions it still lists as unfinished (`.unfinished`); only those
+    /// are delivered, rebuilt from the store's own facts where it reported
+    /// the transaction. Nil once resolved.
+    private var heldAtOpen: [OutboxRecord]? = nil
+    /// Transactions the store reported at start, for rebuilding held records.
+    private var reportedAtStart: [String: StoreTransaction] = [:]
+    /// "Already owned" answers whose transaction is finished: they wait for
+    /// the store's entitlements at open to vouch for them.
+    private var heldOwned: [OutboxRecord] = []
+    private var deliveredAtStart = Set<String>()
 
     /// The file of version 1.0 that held its SDK key reservation; read as a floor.
     public static let keyReservationFile = "sdk-keys"
@@ -108,7 +119,17 @@ public final class Coordinator: @unchecked Sendable {
     private func start() {
         // Queued before open returns: no I/O, the records were read by open.
         if openReport.isDamaged { queue.push(Messages.outboxDamaged(openReport)) }
-        for r in outbox.liveRecords { queue.push(r.message, resultKey: r.key) }
+        // Failures and revocations grant nothing: delivered at once. Purchases
+        // wait for the store to vouch for them (C11): the file is on the
+        // player's device and may have been edited, replayed or restored.
+        var held: [OutboxRecord] = []
+        for r in outbox.liveRecords {
+            switch r.kind {
+            case .failure, .revocation: queue.push(r.message, resultKey: r.key)
+            case .purchase, .unverified: held.append(r)
+            }
+        }
+        heldAtOpen = held
         let exec = executor
         store.attach(scheduler: StoreScheduler(executor: exec))
         // Events are handled on the SDK thread, whichever thread reports them.
@@ -438,12 +459,15 @@ public final class Coordinator: @unchecked Sendable {
         case .products(let answer):
             queue.push(Messages.products(answer))
         case .unfinished(let ids):
-            do throws(IAPError) { try outbox.forgetFinished(stillUnfinished: Set(ids)) } catch {
+            let unfinished = Set(ids)
+            resolveHeld(unfinished: unfinished, owned: nil)
+            do throws(IAPError) { try outbox.forgetFinished(stillUnfinished: unfinished) } catch {
                 queue.push(Messages.error(op: "outbox", code: error.code, message: error.message))
             }
         case .finished(let ids):
             outbox.noteFinished(ids)
         case .entitlements(let list, let reason):
+            if reason == "open" { resolveHeld(unfinished: nil, owned: list) }
             if reason == "open" && !config.entitlementsAtOpen { return }
             queue.push(Messages.entitlements(list, reason: reason, nowMs: POSIX.nowMs()))
         case .error(let op, let message):
@@ -480,7 +504,77 @@ public final class Coordinator: @unchecked Sendable {
         return k
     }
 
+    /// C11: delivers the held records the store vouches for: a transaction
+    /// it lists as unfinished (`.unfinished`), or, for an "already owned"
+    /// answer, one among the player's entitlements at open. One per
+    /// transaction for consumables (a record copied under another key is not
+    /// a second purchase); rebuilt from the store's facts. The others are
+    /// dropped, and the game is told.
+    private func resolveHeld(unfinished: Set<String>?, owned: [StoreTransaction]?) {
+        var toCheck: [OutboxRecord] = []
+        if let unfinished, let held = heldAtOpen {
+            heldAtOpen = nil
+            for r in held {
+                if unfinished.contains(r.transactionID) { toCheck.append(r); continue }
+                let stored = try? JSONParser.parse(bytes: r.message)
+                if stored?["alreadyOwned"]?.boolValue == true {
+                    heldOwned.append(r)  // its entitlements decide
+                } else {
+                    reject(r, stored: stored, "the store does not list transaction \(r.transactionID) as unfinished (finished already, or never made): an old, copied or edited outbox record")
+                }
+            }
+        }
+        if let owned, !heldOwned.isEmpty {
+            var ownedIDs = Set<String>()
+            for t in owned { ownedIDs.insert(t.id); ownedIDs.insert(t.originalID) }
+            for r in heldOwned {
+                let stored = try? JSONParser.parse(bytes: r.message)
+                let original = stored?["originalTransactionID"]?.stringValue ?? r.transactionID
+                if ownedIDs.contains(r.transactionID) || ownedIDs.contains(original) {
+                    toCheck.append(r)
+                } else {
+                    reject(r, stored: stored, "the player does not own what the record says (transaction \(r.transactionID))")
+                }
+            }
+            heldOwned = []
+        }
+        for r in toCheck {
+            let stored = try? JSONParser.parse(bytes: r.message)
+            let storedProduct = stored?["productID"]?.stringValue ?? ""
+            let facts = reportedAtStart[r.transactionID]
+            if let t = facts, t.productID != storedProduct {
+                reject(r, stored: stored, "the record names \(storedProduct), the store's transaction \(t.productID)")
+            } else if deliveredAtStart.contains(r.transactionID)
+                        && (facts?.kind ?? ProductKind(rawValue: stored?["kind"]?.stringValue ?? "") ?? .consumable) == .consumable {
+                reject(r, stored: stored, "a second record of transaction \(r.transactionID): one purchase, one result")
+            } else {
+                deliveredAtStart.insert(r.transactionID)
+                queue.push(rebuilt(r, stored: stored, facts: facts), resultKey: r.key)
+            }
+        }
+        if heldAtOpen == nil && heldOwned.isEmpty { reportedAtStart = [:]; deliveredAtStart = [] }
+    }
+
+    private func reject(_ r: OutboxRecord, stored: JSONValue?, _ reason: String) {
+        outbox.reject(r.id)
+        queue.push(Messages.unvouched(key: r.key, productID: stored?["productID"]?.stringValue ?? "",
+                                      transactionID: r.transactionID, reason: reason))
+        scheduleCommit()
+    }
+
+    /// A held record's message, from the store's facts when it reported the
+    /// transaction (price, dates, verification), with what only the SDK
+    /// knows (key, origin, alreadyOwned, clickKey) from the record.
+    private func rebuilt(_ r: OutboxRecord, stored: JSONValue?, facts: StoreTransaction?) -> [UInt8] {
+        guard let t = facts, let stored else { return r.message }
+        let origin = stored["origin"]?.stringValue ?? "game"
+        let alreadyOwned = stored["alreadyOwned"]?.boolValue ?? false
+        let clickKey = stored["clickKey"]?.stringValue.flatMap { Int64($0) }
+        return Messages.purchase(key: r.key, transaction: t, origin: origin, alreadyOwned: alreadyOwned, clickKey: clickKey)
+    }
+
     private func handleTransaction(_ t: StoreTransaction, _ arrival: Arrival) {
+        if heldAtOpen != nil || !heldOwned.isEmpty, case .update = arrival { reportedAtStart[t.id] = t }
         // Whose click this answers: the purchase call's key, or the token's
         // (C5; a renewal carries its first purchase's token but is the store's).
         var click: Int64? = nil

@@ -148,6 +148,19 @@ public enum Messages {
         return w.finish()
     }
 
+    /// `"unvouched"`: a record of the outbox the store does not vouch for (an
+    /// edited, replayed or restored outbox, another device's): dropped, never
+    /// delivered as a success (C11).
+    public static func unvouched(key: Int64, productID: String, transactionID: String, reason: String) -> [UInt8] {
+        var w = JSONObjectWriter()
+        w.string("type", "unvouched")
+        w.string("key", String(key))
+        w.string("productID", productID)
+        w.string("transactionID", transactionID)
+        w.string("reason", reason)
+        return w.finish()
+    }
+
     /// `"outbox_damaged"`: the outbox file was damaged; what could be read was
     /// recovered and re-emitted, the damaged file copied aside.
     public static func outboxDamaged(_ r: Outbox.OpenReport) -> [UInt8] {

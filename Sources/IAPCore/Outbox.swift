@@ -25,6 +25,9 @@ public final class Outbox {
         public var damagedSpans = 0
         public var droppedTailBytes = 0
         public var undecodableRecords = 0
+        /// Result records whose ID was not above every ID before them: a
+        /// record appended again (replayed, copied). Ignored.
+        public var staleRecords = 0
         /// Where the damaged file was copied before repair, if it was.
         public var damagedCopy: String? = nil
         public var isDamaged: Bool { damagedCopy != nil }
@@ -41,6 +44,7 @@ public final class Outbox {
     private var tombstones: [TransactionTag: Bool] = [:]
     private var nextID: UInt64 = 1
     private var liveBytes = 0
+    private var staleRecords = 0
 
     /// Purchases started and not answered yet, by key (C5, C7), oldest first.
     public struct Intent: Sendable, Equatable {
@@ -109,6 +113,7 @@ public final class Outbox {
         box.reserveCapacity(decoded.count)
         for e in decoded { box.replay(e) }
         report.recovered = box.live.count
+        report.staleRecords = box.staleRecords
         report.skippedBytes = scan.skippedBytes
         report.damagedSpans = scan.damagedSpans
         if scan.hasDamage || report.undecodableRecords > 0 {
@@ -152,8 +157,14 @@ public final class Outbox {
     private func replay(_ e: OutboxEntry) {
         switch e {
         case .put(let r):
-            nextID = max(nextID, r.id &+ 1)
-            if live[r.id] == nil { insertLive(r) }
+            // Record IDs only increase in a file this code wrote: an older
+            // frame appended again (a replayed or copied record) is ignored.
+            guard r.id >= nextID else {
+                staleRecords += 1
+                return
+            }
+            nextID = r.id &+ 1
+            insertLive(r)
         case .confirm(let ids):
             for id in ids where live[id] != nil { _ = removeLive(id, previousSession: true) }
         case .tombstone(let txn, let flavor):
@@ -204,6 +215,14 @@ public final class Outbox {
     }
 
     // MARK: Queries
+
+    /// Drops a live record the store does not vouch for (C11): written as a
+    /// confirm, with no tombstone and nothing to finish.
+    public func reject(_ id: UInt64) {
+        guard let r = live[id] else { return }
+        pendingConfirmIDs.append(id)
+        forgetUnsynced(r.id)
+    }
 
     /// Live records, oldest first: what every open re-emits.
     public var liveRecords: [OutboxRecord] { live.values.sorted { $0.id < $1.id } }

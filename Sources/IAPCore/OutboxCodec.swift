@@ -124,8 +124,18 @@ public struct OutboxRecord: Sendable, Equatable {
     public let kind: RecordKind
     /// Empty for failures (no transaction exists).
     public let transactionID: String
-    /// The message JSON exactly as the game sees it, every time it is emitted.
+    /// The message JSON as stored. A failure's or revocation's is re-emitted
+    /// as it is; a purchase's is rebuilt from the store's facts when the
+    /// store vouches for it at open (C11).
     public let message: [UInt8]
+
+    public init(id: UInt64, key: Int64, kind: RecordKind, transactionID: String, message: [UInt8]) {
+        self.id = id
+        self.key = key
+        self.kind = kind
+        self.transactionID = transactionID
+        self.message = message
+    }
 }
 
 struct ByteWriter {

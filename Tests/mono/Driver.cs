@@ -1,6 +1,8 @@
-// The real-client test: the Unity binding (samples/unity/IAPBridge) and the
-// example store's logic (samples/unity/Example) run under Mono against the
-// library the package builds (libIAPBridge.so), on the simulated App Store.
+// The real-client test: the Unity package's binding (unity/com.iapbridge.sdk/
+// Runtime, compiled as IAPBridge.Runtime.dll) and the example store's logic
+// (its "Example Store" sample) run under Mono against the library
+// (libIAPBridge.so), on the simulated App Store; and domain unloads with a
+// bridge open, as Unity's script reloads do them.
 //
 //   mono driver.exe <catalog.storekit>       (Tests/mono/run.sh builds and runs it)
 //
@@ -34,6 +36,8 @@ static class Driver
             ErrorScenario();
             JsonScenario();
             ExampleShopScenario();
+            DomainUnloadScenario();
+            PlayModeResetScenario();
         }
         catch (Exception e)
         {
@@ -137,6 +141,8 @@ static class Driver
     static void BridgeScenario()
     {
         Check(Regex.IsMatch(Bridge.Version ?? "", @"^\d+\.\d+\.\d+"), "iap_version through the binding", Bridge.Version);
+        Check(Bridge.VersionNumber >= 10100 && Bridge.VersionNumber < 20000, "iap_version_number: 1.x, at least 1.1",
+              Bridge.VersionNumber.ToString());
         Prepare("main");
         string config = Config("main");
         const long click = 1700000000001;
@@ -375,6 +381,131 @@ static class Driver
             Check(Finished(shop.Bridge, txn), "example: ...but it is confirmed, so the store finishes it");
             Check(ent != null && shop.Vip, "example: VIP status comes back from \"entitlements\" at start");
         }
+    }
+
+    /// Unity's script reload with a bridge open: an AppDomain opens a bridge
+    /// in callback mode (the SDK's thread calls into that domain), buys,
+    /// receives the "7" and does not confirm; the domain is unloaded with the
+    /// bridge open and messages still flowing. The binding's DomainUnload
+    /// handler must close it (iap_close joins the callback thread, so nothing
+    /// calls into the dead domain); a second domain then opens the same
+    /// dataDir (IAP_E_BUSY if the first bridge were still open), receives the
+    /// unconfirmed result again and confirms it.
+    static void DomainUnloadScenario()
+    {
+        Prepare("domain");
+        string config = Config("domain");
+
+        var first = AppDomain.CreateDomain("iap-session-1", null, AppDomain.CurrentDomain.SetupInformation);
+        first.SetData("config", config);
+        first.DoCallBack(DomainSession.BuyAndLeaveOpen);
+        var error = (string)first.GetData("error");
+        var key = first.GetData("key");
+        var txn = (string)first.GetData("txn");
+        var callbacks = first.GetData("callbacks");
+        Check(error == null && key is long && (long)key > 0 && txn != null,
+              "domain 1: bridge open in callback mode, \"7\" received through the SDK's thread, not confirmed",
+              error ?? "key " + key);
+        Check(callbacks is int && (int)callbacks > 0, "domain 1: the SDK's thread called into the domain", "" + callbacks);
+        try
+        {
+            AppDomain.Unload(first);
+            Check(true, "domain 1 unloaded with its bridge open and messages flowing: no crash, no hang");
+        }
+        catch (Exception e) { Fail("domain 1 unloaded", e.ToString()); }
+        Thread.Sleep(300); // an SDK thread still calling into the dead domain would crash the process here
+
+        var second = AppDomain.CreateDomain("iap-session-2", null, AppDomain.CurrentDomain.SetupInformation);
+        second.SetData("config", config);
+        second.SetData("key", key is long ? (long)key : 0L);
+        second.DoCallBack(DomainSession.ReceiveAgainAndConfirm);
+        error = (string)second.GetData("error");
+        Check(error == null, "domain 2: the same dataDir opens (domain 1's bridge was closed by the unload handler)", error ?? "");
+        Check(error == null && (string)second.GetData("txn") == txn,
+              "domain 2: the unconfirmed result is delivered again (same transaction) and confirmed", error ?? "");
+        AppDomain.Unload(second);
+
+        using (var b = Bridge.Open(config))
+        {
+            var inbox = new Inbox(b);
+            var ent = inbox.WaitFor<EntitlementsMessage>(m => m.reason == "open");
+            inbox.Pump(200);
+            Check(ent != null && inbox.Count<PurchaseMessage>(m => true) == 0 && Finished(b, txn),
+                  "after both domains: nothing delivered again, the store transaction is finished", inbox.All.Count + " messages");
+        }
+    }
+
+    /// Runs inside the AppDomains of DomainUnloadScenario (statics there are the domain's own).
+    static class DomainSession
+    {
+        public static void BuyAndLeaveOpen()
+        {
+            var d = AppDomain.CurrentDomain;
+            try
+            {
+                var b = Bridge.Open((string)d.GetData("config"));
+                int calls = 0;
+                b.SetCallback(true, json => Interlocked.Increment(ref calls));
+                long key = b.Buy("coins_100", 0);
+                PurchaseMessage got = null;
+                b.PurchaseReceived += m => { if (m.Key == key) got = m; };
+                var until = DateTime.UtcNow.AddSeconds(15);
+                while (got == null && DateTime.UtcNow < until) { if (b.DispatchPending() == 0) Thread.Sleep(2); }
+                if (got == null || !got.IsSuccess) throw new Exception("no successful \"7\" for key " + key);
+                // Keep the SDK's thread busy calling into this domain while it unloads.
+                for (int i = 0; i < 20; i++) b.RequestProducts("coins_100", "remove_ads");
+                d.SetData("key", key);
+                d.SetData("txn", got.transactionID);
+                d.SetData("callbacks", Volatile.Read(ref calls));
+                // No Confirm, no Dispose: the domain is unloaded with the bridge open.
+            }
+            catch (Exception e) { d.SetData("error", e.ToString()); }
+        }
+
+        public static void ReceiveAgainAndConfirm()
+        {
+            var d = AppDomain.CurrentDomain;
+            try
+            {
+                long key = (long)d.GetData("key");
+                using (var b = Bridge.Open((string)d.GetData("config")))
+                {
+                    PurchaseMessage got = null;
+                    b.PurchaseReceived += m => { if (m.Key == key) got = m; };
+                    var until = DateTime.UtcNow.AddSeconds(15);
+                    while (got == null && DateTime.UtcNow < until) { if (b.DispatchPending() == 0) Thread.Sleep(2); }
+                    if (got == null) throw new Exception("the unconfirmed result for key " + key + " was not delivered again");
+                    b.Confirm(key);
+                    b.Flush();
+                    d.SetData("txn", got.transactionID);
+                }
+            }
+            catch (Exception e) { d.SetData("error", e.ToString()); }
+        }
+    }
+
+    /// Unity's play-mode entry with domain reload off: UnityLifecycle calls
+    /// Bridge.ResetStatics (internal; reached by reflection here), which must
+    /// close what the last session left open and set Log back to its default.
+    static void PlayModeResetScenario()
+    {
+        Prepare("playmode");
+        string config = Config("playmode");
+        var reset = typeof(Bridge).GetMethod("ResetStatics", System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Static);
+        if (!Check(reset != null, "Bridge.ResetStatics exists (UnityLifecycle calls it at SubsystemRegistration)")) return;
+        var defaultLog = Bridge.Log;
+        var leftOpen = Bridge.Open(config);
+        leftOpen.SetCallback(true);
+        leftOpen.RequestProducts("coins_100");
+        Bridge.Log = s => { };
+        reset.Invoke(null, null);
+        Check(!leftOpen.IsOpen && Bridge.Log == defaultLog, "play-mode entry: the last session's bridge is closed, Log is the default again");
+        try
+        {
+            using (var b = Bridge.Open(config)) Check(b.IsOpen, "play-mode entry: the same dataDir opens again");
+        }
+        catch (BridgeException e) { Fail("play-mode entry: the same dataDir opens again", e.Message); }
+        Expect(ErrorCode.Closed, "the last session's bridge refuses calls: IAP_E_CLOSED", () => leftOpen.Buy("coins_100", 0));
     }
 
     static void Until(Shop shop, Func<bool> done)

@@ -1,6 +1,7 @@
-// A stub of the few UnityEngine/UnityEditor APIs the Unity-only files use
-// (IAPStoreExample.cs, Editor/IAPBridgeXcodePostProcess.cs), with Unity's
-// signatures, so run.sh can check they compile. Nothing here runs.
+// A stub of the few UnityEngine/UnityEditor APIs the package's Unity-only code
+// uses (Runtime/UnityLifecycle.cs, the Debug.LogWarning default of Bridge.Log,
+// Editor/*.cs, the sample's IAPStoreExample.cs), with Unity's signatures, so
+// run.sh can check they compile. Nothing here runs.
 using System;
 
 namespace AOT
@@ -27,8 +28,18 @@ namespace UnityEngine
         public static void LogException(Exception exception) { }
     }
 
+    public enum RuntimeInitializeLoadType { AfterSceneLoad, BeforeSceneLoad, AfterAssembliesLoaded, BeforeSplashScreen, SubsystemRegistration }
+
+    [AttributeUsage(AttributeTargets.Method)]
+    public class RuntimeInitializeOnLoadMethodAttribute : Attribute
+    {
+        public RuntimeInitializeOnLoadMethodAttribute() { }
+        public RuntimeInitializeOnLoadMethodAttribute(RuntimeInitializeLoadType loadType) { }
+    }
+
     public static class Application
     {
+        public static string dataPath { get { return ""; } }
         public static string persistentDataPath { get { return ""; } }
         public static string streamingAssetsPath { get { return ""; } }
     }
@@ -51,6 +62,46 @@ namespace UnityEngine
 namespace UnityEditor
 {
     public enum BuildTarget { StandaloneOSX = 2, iOS = 9, tvOS = 37 }
+
+    [AttributeUsage(AttributeTargets.Method)]
+    public class InitializeOnLoadMethodAttribute : Attribute { }
+
+    public enum PlayModeStateChange { EnteredEditMode, ExitingEditMode, EnteredPlayMode, ExitingPlayMode }
+
+    public static class AssemblyReloadEvents
+    {
+        public delegate void AssemblyReloadCallback();
+        public static event AssemblyReloadCallback beforeAssemblyReload { add { } remove { } }
+        public static event AssemblyReloadCallback afterAssemblyReload { add { } remove { } }
+    }
+
+    public static class EditorApplication
+    {
+        public static event Action quitting { add { } remove { } }
+        public static event Action<PlayModeStateChange> playModeStateChanged { add { } remove { } }
+    }
+}
+
+namespace UnityEditor.Build.Reporting
+{
+    public sealed class BuildReport { }
+}
+
+namespace UnityEditor.UnityLinker
+{
+    public sealed class UnityLinkerBuildPipelineData { }
+}
+
+namespace UnityEditor.Build
+{
+    public interface IOrderedCallback { int callbackOrder { get; } }
+
+    // Only what the package needs. Editor/IAPBridgeLinkXml.cs also has OnBeforeRun/OnAfterRun as plain
+    // methods, so it compiles whether or not a Unity version still declares them in the interface.
+    public interface IUnityLinkerProcessor : IOrderedCallback
+    {
+        string GenerateAdditionalLinkXmlFile(UnityEditor.Build.Reporting.BuildReport report, UnityEditor.UnityLinker.UnityLinkerBuildPipelineData data);
+    }
 }
 
 namespace UnityEditor.Callbacks

@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
-# Builds the library, compiles the Unity binding + the example store's logic +
-# the headless driver with mcs, and runs the driver with mono against
-# .build/debug/libIAPBridge.so. Also compiles the Unity-only example
-# (IAPStoreExample.cs) against a stub of the UnityEngine API it uses, so a
-# typo there is caught even though Unity cannot run here.
+# The Unity package (unity/com.iapbridge.sdk) as laid out, compiled with mcs
+# into the assemblies its .asmdef files define, and run under Mono against
+# the library (.build/debug/libIAPBridge.so):
+#
+#   IAPBridge.Runtime.dll   Runtime/*.cs
+#   IAPBridge.Example.dll   Samples~/Example Store/{GameSave,Shop}.cs (the example's logic)
+#   driver.exe              Tests/mono/Driver.cs: the binding, the example, and
+#                           domain unloads (AppDomains) with a bridge open
+#   missing/                the runtime compiled to load a library that does not
+#                           exist + MissingLibraryDriver.cs: what a user without
+#                           a native library for their platform sees
+#
+# Also: the package's layout and .meta files (unity/tools/unity-meta.py
+# --check), and every assembly compiled as Unity compiles it (editor, iOS
+# player, desktop player) against a stub of the UnityEngine/UnityEditor API
+# it uses, so a typo in Unity-only code is caught even though Unity cannot
+# run here.
 #
 #   bash Tests/mono/run.sh          (from anywhere; exits non-zero on failure)
 #
@@ -20,6 +32,9 @@ if ! command -v mono >/dev/null 2>&1 || ! command -v mcs >/dev/null 2>&1; then
   exit 0
 fi
 
+pkg=unity/com.iapbridge.sdk
+python3 unity/tools/unity-meta.py --check
+
 swift build --product IAPBridge >/dev/null
 bin=$(swift build --show-bin-path)
 lib="$bin/libIAPBridge.so"
@@ -29,28 +44,47 @@ lib="$bin/libIAPBridge.so"
 out=$(mktemp -d /tmp/iap-mono-build.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-binding=(samples/unity/IAPBridge/*.cs)
-example=(samples/unity/Example/GameSave.cs samples/unity/Example/Shop.cs)
+runtime=("$pkg"/Runtime/*.cs)
+editor=("$pkg"/Editor/*.cs)
+sample="$pkg/Samples~/Example Store"
+logic=("$sample/GameSave.cs" "$sample/Shop.cs")
 
-# -warnaserror: the binding must compile cleanly for the developer who drops it in.
-mcs -nologo -warnaserror -target:exe -out:"$out/driver.exe" "${binding[@]}" "${example[@]}" Tests/mono/Driver.cs
+# -warnaserror: the package must compile cleanly for the developer who installs it.
+mcs -nologo -warnaserror -target:library -out:"$out/IAPBridge.Runtime.dll" "${runtime[@]}"
+mcs -nologo -warnaserror -target:library -r:"$out/IAPBridge.Runtime.dll" -out:"$out/IAPBridge.Example.dll" "${logic[@]}"
+mcs -nologo -warnaserror -target:exe -r:"$out/IAPBridge.Runtime.dll" -r:"$out/IAPBridge.Example.dll" \
+  -out:"$out/driver.exe" Tests/mono/Driver.cs
+mkdir "$out/missing"
+mcs -nologo -warnaserror -target:library -define:IAPBRIDGE_TEST_MISSING_LIBRARY -out:"$out/missing/IAPBridge.Runtime.dll" "${runtime[@]}"
+mcs -nologo -warnaserror -target:exe -r:"$out/missing/IAPBridge.Runtime.dll" -out:"$out/missing/missing.exe" Tests/mono/MissingLibraryDriver.cs
 
-# Compile-only: the binding as Unity compiles it (UnityEngine's AOT attribute,
-# iOS static linking), plus the MonoBehaviour example, against the stub.
-mcs -nologo -warnaserror -target:library -define:UNITY_5_3_OR_NEWER -out:"$out/UnityEngine.dll" Tests/mono/UnityEngineStub.cs
-for defines in "UNITY_5_3_OR_NEWER;UNITY_EDITOR" "UNITY_5_3_OR_NEWER;UNITY_EDITOR;UNITY_IOS" "UNITY_5_3_OR_NEWER;UNITY_IOS"; do
-  mcs -nologo -warnaserror -target:library -define:"$defines" -r:"$out/UnityEngine.dll" -out:"$out/unity-check.dll" \
-    "${binding[@]}" samples/unity/IAPBridge/Editor/*.cs samples/unity/Example/*.cs
+# Compile-only: each assembly as Unity compiles it, against the stub.
+mcs -nologo -warnaserror -target:library -out:"$out/UnityEngine.dll" Tests/mono/UnityEngineStub.cs
+mkdir "$out/unity"
+for defines in "UNITY_5_3_OR_NEWER;UNITY_EDITOR;UNITY_EDITOR_LINUX;UNITY_STANDALONE_LINUX" \
+               "UNITY_5_3_OR_NEWER;UNITY_EDITOR;UNITY_EDITOR_OSX;UNITY_IOS" \
+               "UNITY_5_3_OR_NEWER;UNITY_EDITOR;UNITY_EDITOR_WIN;UNITY_STANDALONE_WIN" \
+               "UNITY_5_3_OR_NEWER;UNITY_IOS" "UNITY_5_3_OR_NEWER;UNITY_STANDALONE_OSX"; do
+  u=(-nologo -warnaserror -target:library -define:"$defines" -r:"$out/UnityEngine.dll")
+  mcs "${u[@]}" -out:"$out/unity/IAPBridge.Runtime.dll" "${runtime[@]}"
+  mcs "${u[@]}" -r:"$out/unity/IAPBridge.Runtime.dll" -out:"$out/unity/IAPBridge.Example.dll" "$sample"/*.cs
+  case "$defines" in
+    *UNITY_EDITOR*) mcs "${u[@]}" -r:"$out/unity/IAPBridge.Runtime.dll" -out:"$out/unity/IAPBridge.Editor.dll" "${editor[@]}" ;;
+  esac
 done
-echo "mono: binding and example compile for the Unity editor and for iOS (against the UnityEngine stub)"
+echo "mono: the package's assemblies compile for the Unity editor (Linux, macOS+iOS, Windows) and for iOS and macOS players (against the UnityEngine stub)"
 
 # mono loads "IAPBridge" as libIAPBridge.so through the dynamic loader's path.
 export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export DYLD_LIBRARY_PATH="$bin${DYLD_LIBRARY_PATH:+:$DYLD_LIBRARY_PATH}"
+export SWIFT_BACKTRACE=enable=no
 # A runtime hang (a frozen GC, a process that cannot exit) must fail, not stall CI.
-rc=0
-timeout 300 mono --debug "$out/driver.exe" samples/catalog/Game.storekit || rc=$?
-if [ "$rc" -eq 124 ]; then
-  echo "mono: FAILED: the driver did not finish within 300 s (hung)" >&2
-fi
-exit "$rc"
+status=0
+for run in "driver.exe samples/catalog/Game.storekit" "missing/missing.exe samples/catalog/Game.storekit"; do
+  set -- $run
+  rc=0
+  timeout 300 mono --debug "$out/$1" "$2" || rc=$?
+  if [ "$rc" -eq 124 ]; then echo "mono: FAILED: $1 did not finish within 300 s (hung)" >&2; fi
+  [ "$rc" -eq 0 ] || status=$rc
+done
+exit "$status"
