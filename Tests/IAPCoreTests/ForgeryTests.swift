@@ -1,0 +1,154 @@
+import Foundation
+import IAPCore
+import Testing
+
+/// C11: the outbox is evidence, not authority. The file is on the player's
+/// device: edited, replayed, restored from a backup or copied from another
+/// device, it must never make the game grant an unpaid item. Each test
+/// forges the file with the outbox's own (public) frame format, as a tool
+/// would, and checks what the game is shown.
+@Suite("Forged outboxes (C11)")
+struct ForgeryTests {
+    static func path(_ env: TestEnv) -> String { env.dataDir + "/" + Outbox.fileName }
+
+    static func append(_ env: TestEnv, _ entries: [OutboxEntry]) throws {
+        var bytes = try POSIX.readFile(path(env)) ?? []
+        for e in entries { RecordFrame.encode(e.encoded(), into: &bytes) }
+        try POSIX.replaceFile(path(env), with: bytes)
+    }
+
+    static func records(_ env: TestEnv) throws -> [OutboxRecord] {
+        let bytes = try POSIX.readFile(path(env)) ?? []
+        return RecordFrame.scan(bytes).records.compactMap { p -> OutboxRecord? in
+            if case .put(let r) = OutboxEntry.decode(p) { return r } else { return nil }
+        }
+    }
+
+    static func of(_ ms: [JSONValue], _ type: String) -> [JSONValue] { ms.filter { $0["type"]?.stringValue == type } }
+
+    /// One purchase, granted and confirmed; the outbox file as it was before
+    /// the confirm is returned (a backup the player kept).
+    static func grantedPurchase(_ env: TestEnv, product: String = "coins_100") throws -> (backup: [UInt8], key: Int64) {
+        let b = try env.open()
+        _ = b.drain()
+        let key = try b.buy(product, 0)
+        _ = b.drainResults()
+        b.c.flush()
+        let backup = try POSIX.readFile(path(env)) ?? []
+        try b.confirm(key)
+        b.c.flush()
+        b.close()
+        return (backup, key)
+    }
+
+    @Test("a success appended for a transaction the store never made is not delivered, is reported, and is gone at the next open")
+    func inventedTransaction() throws {
+        let env = TestEnv()
+        _ = try Self.grantedPurchase(env)
+        let fake = Array(#"{"type":"7","key":"424242","productID":"coins_100","result":"0","resultName":"success","transactionID":"9999999","originalTransactionID":"9999999","price":"0.99","currency":"USD","quantity":1,"kind":"consumable","purchaseDate":1,"expiresDate":null,"origin":"game","alreadyOwned":false,"environment":"simulator"}"#.utf8)
+        try Self.append(env, [.put(OutboxRecord(id: 1000, key: 424242, kind: .purchase, transactionID: "9999999", message: fake))])
+        let b = try env.open()
+        let ms = b.drain()
+        #expect(b.results(ms).isEmpty, "an invented purchase was delivered")
+        #expect(Self.of(ms, "unvouched").map { $0["transactionID"]?.stringValue } == ["9999999"])
+        b.close()
+        let again = try env.open()
+        let later = again.drain()
+        #expect(again.results(later).isEmpty && Self.of(later, "unvouched").isEmpty, "the dropped record stays dropped")
+        again.close()
+    }
+
+    @Test("a backup of dataDir restored after the items were granted delivers nothing again")
+    func restoredBackup() throws {
+        let env = TestEnv()
+        let (backup, key) = try Self.grantedPurchase(env)
+        try POSIX.replaceFile(Self.path(env), with: backup)
+        let b = try env.open()
+        let ms = b.drain()
+        #expect(b.results(ms).isEmpty, "a restored backup granted key \(key) again")
+        #expect(Self.of(ms, "unvouched").count == 1)
+        b.close()
+    }
+
+    @Test("one device's outbox copied to another (another store) delivers nothing there")
+    func copiedToAnotherDevice() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        _ = try b.buy("coins_100", 0)
+        _ = b.drainResults()
+        b.close()  // not confirmed: live on this device
+        let other = TestEnv()
+        try FileManager.default.createDirectory(atPath: other.dataDir, withIntermediateDirectories: true)
+        try POSIX.replaceFile(Self.path(other), with: try POSIX.readFile(Self.path(env)) ?? [])
+        let ob = try other.open()
+        let ms = ob.drain()
+        #expect(ob.results(ms).isEmpty, "another device's purchase was granted here")
+        #expect(Self.of(ms, "unvouched").count == 1)
+        ob.close()
+        // The device that paid still gets it.
+        let mine = try env.open()
+        #expect(mine.drainResults().count == 1)
+        mine.close()
+    }
+
+    @Test("a live record copied under another key is one purchase, delivered once")
+    func copiedUnderAnotherKey() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        let key = try b.buy("coins_100", 0)
+        _ = b.drainResults()
+        b.close()
+        let r = try #require(try Self.records(env).first { $0.key == key })
+        let text = String(decoding: r.message, as: UTF8.self).replacingOccurrences(of: "\"key\":\"\(key)\"", with: "\"key\":\"\(key + 1)\"")
+        try Self.append(env, [.put(OutboxRecord(id: r.id + 100, key: key + 1, kind: .purchase, transactionID: r.transactionID,
+                                               message: Array(text.utf8)))])
+        let again = try env.open()
+        let ms = again.drain()
+        #expect(again.results(ms).map(\.keyValue) == [key], "one transaction, one result")
+        #expect(Self.of(ms, "unvouched").map(\.keyValue) == [key + 1])
+        again.close()
+    }
+
+    @Test("a record edited to name a dearer product is dropped; the message is rebuilt from the store's facts")
+    func editedProduct() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        let key = try b.buy("coins_100", 0)
+        _ = b.drainResults()
+        b.close()
+        // Rewrite the file with the record's product changed (valid checksums).
+        var out: [UInt8] = []
+        for p in RecordFrame.scan(try POSIX.readFile(Self.path(env)) ?? []).records {
+            if case .put(let r) = OutboxEntry.decode(p) {
+                let text = String(decoding: r.message, as: UTF8.self).replacingOccurrences(of: "coins_100", with: "coins_500")
+                RecordFrame.encode(OutboxEntry.put(OutboxRecord(id: r.id, key: r.key, kind: r.kind, transactionID: r.transactionID,
+                                                                 message: Array(text.utf8))).encoded(), into: &out)
+            } else {
+                RecordFrame.encode(p, into: &out)
+            }
+        }
+        try POSIX.replaceFile(Self.path(env), with: out)
+        let again = try env.open()
+        let ms = again.drain()
+        #expect(!again.results(ms).contains { $0["productID"]?.stringValue == "coins_500" }, "the edited product was delivered")
+        #expect(Self.of(ms, "unvouched").map(\.keyValue) == [key])
+        again.close()
+    }
+
+    @Test("a confirmed record's frame appended again is ignored: record IDs only increase")
+    func replayedFrame() throws {
+        let env = TestEnv()
+        _ = try Self.grantedPurchase(env)
+        let r = try #require(try Self.records(env).first)
+        try Self.append(env, [.put(r)])
+        let (box, report) = try Outbox.open(directory: env.dataDir)
+        #expect(box.liveCount == 0 && report.staleRecords == 1)
+        box.close()
+        let b = try env.open()
+        #expect(b.drainResults().isEmpty)
+        b.close()
+    }
+}
