@@ -30,6 +30,19 @@ public enum POSIX {
 
     /// Makes a created, renamed or removed directory entry durable.
     public static func syncDirectory(_ path: String) throws(IAPError) {
+        // A directory this process holds a lock on is synced through the
+        // held descriptor: closing any other descriptor of it would drop the
+        // process's record lock on it (POSIX).
+        var st = stat()
+        if stat(path, &st) == 0, let dfd = lockedDirectories.withLock({ $0.directoryFD["\(st.st_dev):\(st.st_ino)"] }) {
+            _ = iapAtomicIncrement(&syncCount)
+            #if canImport(Darwin)
+            if fcntl(dfd, F_FULLFSYNC) == 0 || fsync(dfd) == 0 { return }
+            #else
+            if fsync(dfd) == 0 { return }
+            #endif
+            throw IAPError(.io, "directory sync failed for \(path): \(errnoText)")
+        }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw IAPError(.io, "cannot open directory \(path): \(errnoText)") }
         defer { close(fd) }
@@ -210,14 +223,45 @@ public enum POSIX {
             lockedDirectories.withLock { _ = $0.keys.remove(key) }
             throw IAPError(.busy, "\(dir) is in use by another open bridge (another process)")
         }
-        lockedDirectories.withLock { $0.byFD[fd] = key }
+        // The lock file can be deleted while a bridge holds it (a game's
+        // "clear cache"); a second process would then make a new one and lock
+        // that. So each holder also takes a shared lock on the directory
+        // itself, and a newcomer that finds another process's lock there is
+        // refused. (A record lock: not inherited by a forked child.)
+        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 {
+            var mine = flock()
+            mine.l_type = Int16(F_RDLCK)
+            mine.l_whence = Int16(SEEK_SET)
+            mine.l_start = 0
+            mine.l_len = 1
+            var other = flock()
+            other.l_type = Int16(F_WRLCK)
+            other.l_whence = Int16(SEEK_SET)
+            other.l_start = 0
+            other.l_len = 1
+            let held = fcntl(dfd, F_SETLK, &mine) == 0
+            if held && fcntl(dfd, F_GETLK, &other) == 0 && other.l_type != Int16(F_UNLCK) {
+                close(dfd)
+                close(fd)
+                lockedDirectories.withLock { _ = $0.keys.remove(key) }
+                throw IAPError(.busy, "\(dir) is in use by another open bridge in process \(other.l_pid) (its lock file was deleted)")
+            }
+        }
+        lockedDirectories.withLock {
+            $0.byFD[fd] = key
+            if dfd >= 0 { $0.directoryFD[key] = dfd }
+        }
         return fd
     }
 
     /// Releases a lock taken by `lockDirectory` and closes its descriptor.
     public static func unlockDirectory(_ fd: Int32) {
         lockedDirectories.withLock { held in
-            if let key = held.byFD.removeValue(forKey: fd) { held.keys.remove(key) }
+            if let key = held.byFD.removeValue(forKey: fd) {
+                held.keys.remove(key)
+                if let dfd = held.directoryFD.removeValue(forKey: key) { close(dfd) }
+            }
             close(fd)
         }
     }
@@ -227,6 +271,8 @@ public enum POSIX {
     private struct HeldLocks {
         var keys = Set<String>()
         var byFD: [Int32: String] = [:]
+        /// The held directory's own descriptor (its shared lock), by key.
+        var directoryFD: [String: Int32] = [:]
     }
     private static let lockedDirectories = Locked(HeldLocks())
 

@@ -272,6 +272,35 @@ struct BridgeFlowTests {
         try env.open().close()
     }
 
+    @Test("the lock survives a deleted lock file: another process cannot open a dataDir whose .lock a \"clear cache\" removed")
+    func lockSurvivesDeletedLockFile() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        _ = try b.buy("coins_100", 0)
+        _ = b.drainResults()
+        #expect(unlink(env.dataDir + "/.lock") == 0)
+        let exe = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/iap-hardening-driver"
+        try #require(FileManager.default.isExecutableFile(atPath: exe), "build the package first: \(exe)")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: exe)
+        // Its own store state: only the dataDir is shared (the store's lock
+        // would refuse it otherwise, and prove nothing).
+        p.arguments = ["open", "--config", env.configJSON.replacingOccurrences(of: env.stateDir, with: env.root + "/other-store")]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(text.contains("IAP_E_BUSY"), "a second process opened the dataDir: \(text)")
+        // The bridge that holds it goes on: its result is confirmable, its compaction safe.
+        b.close()
+        let again = try env.open()
+        #expect(again.drainResults().count == 1, "the unconfirmed result is still there")
+        again.close()
+    }
+
     @Test("another process holding the data directory makes iap_open busy; a forked child never does")
     func busyAcrossProcesses() throws {
         let env = TestEnv()
