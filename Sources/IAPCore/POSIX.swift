@@ -76,17 +76,30 @@ public enum POSIX {
     }
 
     /// The whole file, or nil when it does not exist.
-    public static func readFile(_ path: String, limit: Int = 1 << 30) throws(IAPError) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    /// Reads a whole regular file (nil when it does not exist). Never blocks
+    /// on an odd file: opened non-blocking, and anything but a regular file
+    /// (a FIFO, a device, a directory) is refused before a byte is read; one
+    /// larger than `limit` too. `noFollow`: a symbolic link is refused (the
+    /// SDK's own files are never links: one to /dev/zero would read forever).
+    public static func readFile(_ path: String, limit: Int = 1 << 30, noFollow: Bool = false) throws(IAPError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (noFollow ? O_NOFOLLOW : 0))
         if fd < 0 {
             if errno == ENOENT { return nil }
+            if errno == ELOOP { throw IAPError(.io, "\(path) is a symbolic link; the SDK's files never are: move it away") }
             throw IAPError(.io, "cannot open \(path): \(errnoText)")
         }
         defer { close(fd) }
         var out: [UInt8] = []
-        // One allocation of the file's size (the outbox is read whole at open).
         var st = stat()
-        if fstat(fd, &st) == 0, st.st_size > 0, Int(st.st_size) <= limit { out.reserveCapacity(Int(st.st_size) + 1) }
+        guard fstat(fd, &st) == 0 else { throw IAPError(.io, "cannot stat \(path): \(errnoText)") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            throw IAPError(.io, "\(path) is not a regular file (a FIFO, device or directory): move it away")
+        }
+        guard Int(st.st_size) <= limit else {
+            throw IAPError(.io, "\(path) is \(st.st_size) bytes, more than the \(limit) allowed: move it away")
+        }
+        // One allocation of the file's size (the outbox is read whole at open).
+        if st.st_size > 0 { out.reserveCapacity(Int(st.st_size) + 1) }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }

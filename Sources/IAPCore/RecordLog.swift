@@ -130,6 +130,10 @@ public enum RecordFrame {
 
 /// The open log file: appends frames, syncs, and rewrites itself atomically.
 public final class RecordLogFile {
+    /// The largest log read at open: well below a phone's memory (100,000
+    /// results waiting take about 40 MB). A larger file is refused with
+    /// IAP_E_IO and a sentence saying so, never read into memory.
+    public static let maxFileBytes = 128 << 20
     public let path: String
     private var fd: Int32
     public private(set) var size: Int
@@ -141,10 +145,10 @@ public final class RecordLogFile {
     /// Opens (creating, owner-only) the log at `path` and returns it with the
     /// scan of what it held. The caller decides what to do with damage.
     public static func open(path: String) throws(IAPError) -> (RecordLogFile, RecordFrame.Scan, [UInt8]) {
-        let existing = try POSIX.readFile(path)
+        let existing = try POSIX.readFile(path, limit: RecordLogFile.maxFileBytes, noFollow: true)
         let bytes = existing ?? []
         let scan = RecordFrame.scan(bytes)
-        let fd = try POSIX.createOwnerOnly(path, flags: O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC)
+        let fd = try POSIX.createOwnerOnly(path, flags: O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         // A compaction a crash interrupted before its rename leaves this; the
         // log itself is whole (old or new), so the leftover is garbage.
         unlink(path + ".tmp")
