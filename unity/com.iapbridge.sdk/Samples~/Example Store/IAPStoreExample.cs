@@ -1,5 +1,6 @@
-// The example store as a MonoBehaviour: add it to any GameObject of an empty
-// scene and press Play. All the logic is in Shop.cs; this file holds the only
+// The example store as a MonoBehaviour (the "Example Store" sample of the
+// com.iapbridge.sdk package): add it to any GameObject of an empty scene and
+// press Play. All the logic is in Shop.cs; this file holds the only
 // Unity API calls (config paths, the frame loop, an IMGUI screen).
 using System;
 using System.IO;
@@ -14,30 +15,45 @@ public class IAPStoreExample : MonoBehaviour
 
     private void Start()
     {
-        Bridge.Log = Debug.LogWarning;
         string root = Application.persistentDataPath;
         try
         {
             shop = new Shop(Config(root), Path.Combine(root, "example-save.txt"));
         }
-        catch (Exception e) // BridgeException, or DllNotFoundException when the native plugin is missing
+        catch (Exception e)
         {
             failure = e.Message;
-            Debug.LogException(e);
+            // NotSupported: no native library for this platform; the binding
+            // has already said so once in the console, with what to do.
+            var be = e as BridgeException;
+            if (be == null || be.Code != ErrorCode.NotSupported) Debug.LogException(e);
         }
     }
 
     private static string Config(string root)
     {
 #if UNITY_EDITOR || !(UNITY_IOS || UNITY_TVOS || UNITY_STANDALONE_OSX)
-        // Editor and desktop: the simulated App Store, reading the sample
-        // catalog from Assets/StreamingAssets/Game.storekit.
-        return BridgeConfig.Simulator(Path.Combine(root, "iap"),
-            Path.Combine(Application.streamingAssetsPath, "Game.storekit"),
-            Path.Combine(root, "iap-appstore"));
+        // Editor and desktop: the simulated App Store, reading the sample catalog.
+        return BridgeConfig.Simulator(Path.Combine(root, "iap"), FindCatalog(), Path.Combine(root, "iap-appstore"));
 #else
         return BridgeConfig.StoreKit(Path.Combine(root, "iap"));
 #endif
+    }
+
+    // The sample catalog: Assets/StreamingAssets/Game.storekit when you put one
+    // there (a desktop player build reads it from there); in the editor, the
+    // Game.storekit imported with this sample (Assets/Samples/IAPBridge/<version>/
+    // Example Store/), wherever the sample was imported to. No Resources folder:
+    // the simulator reads the file itself, by its path.
+    private static string FindCatalog()
+    {
+        string streaming = Path.Combine(Application.streamingAssetsPath, "Game.storekit");
+        if (File.Exists(streaming)) return streaming;
+#if UNITY_EDITOR
+        string[] found = Directory.GetFiles(Application.dataPath, "Game.storekit", SearchOption.AllDirectories);
+        if (found.Length > 0) return Path.GetFullPath(found[0]);
+#endif
+        return streaming; // missing: Bridge.Open answers IAP_E_CATALOG, shown on screen
     }
 
     private void Update()

@@ -15,10 +15,14 @@ namespace IAPBridge
 #if (UNITY_IOS || UNITY_TVOS) && !UNITY_EDITOR
         // iOS and tvOS link libIAPBridgeStatic.a into the app: the symbols live
         // in the executable itself.
-        private const string Lib = "__Internal";
+        internal const string Lib = "__Internal";
+#elif IAPBRIDGE_TEST_MISSING_LIBRARY
+        // Tests/mono/run.sh only: a library that does not exist, to test what
+        // a user without a native library for their platform sees.
+        internal const string Lib = "IAPBridgeNotInstalled";
 #else
         // Desktop, the editor and plain Mono load libIAPBridge.so / .dylib / .dll.
-        private const string Lib = "IAPBridge";
+        internal const string Lib = "IAPBridge";
 #endif
 
         /// typedef void (*iap_callback)(void *ctx, const char *json);
@@ -27,6 +31,10 @@ namespace IAPBridge
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr iap_version();
+
+        /// Since 1.1: major * 10000 + minor * 100 + patch.
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_version_number();
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int iap_open(byte[] configJson, out IntPtr bridge);

@@ -10,6 +10,14 @@
 // Threads: every method may be called from any thread. Events are raised by
 // DispatchPending on the thread that calls it (Update: Unity's main thread),
 // whether messages were polled or came through the SDK's callback.
+//
+// Lifetime: a domain unload (Unity's script reload, leaving Play mode with
+// domain reload on), play-mode entry with domain reload off (UnityLifecycle.cs)
+// and process exit dispose every bridge still open, so its dataDir is free for
+// the next Open and no SDK thread calls into a domain that is gone.
+// No native library for the platform: the first call says so once through
+// Bridge.Log and throws BridgeException(ErrorCode.NotSupported), as does every
+// call after it (NativeLibrary.cs).
 using System;
 using System.Collections.Generic;
 using System.Runtime.InteropServices;
@@ -38,11 +46,40 @@ namespace IAPBridge
         public event Action<OutboxDamagedMessage> OutboxDamagedReceived;
 
         /// Where the binding reports what it cannot throw (an exception in an
-        /// onSdkThread hook). Unity: Bridge.Log = Debug.LogWarning.
-        public static Action<string> Log = s => Console.Error.WriteLine(s);
+        /// onSdkThread hook) and, once, a missing native library. Unity: the
+        /// console (Debug.LogWarning); elsewhere: standard error. Play-mode
+        /// entry sets it back to that default.
+        public static Action<string> Log = DefaultLog;
 
-        /// The library's version, e.g. "1.0.0".
-        public static string Version { get { return Utf8.FromNative(Native.iap_version()); } }
+        private static void DefaultLog(string s)
+        {
+#if UNITY_5_3_OR_NEWER
+            UnityEngine.Debug.LogWarning(s);
+#else
+            Console.Error.WriteLine(s);
+#endif
+        }
+
+        /// The library's version, e.g. "1.1.0". Throws BridgeException
+        /// (NotSupported) when no native library can be loaded.
+        public static string Version
+        {
+            get
+            {
+                NativeLibrary.Require();
+                return Utf8.FromNative(Native.iap_version());
+            }
+        }
+
+        /// The library's version as major * 10000 + minor * 100 + patch (10100).
+        public static int VersionNumber
+        {
+            get
+            {
+                NativeLibrary.Require();
+                return Native.iap_version_number();
+            }
+        }
 
         private Bridge(IntPtr h, int id)
         {
@@ -54,15 +91,22 @@ namespace IAPBridge
         /// of earlier runs are queued again at once. Throws BridgeException.
         public static Bridge Open(string configJson)
         {
+            NativeLibrary.Require();
             byte[] cfg = Utf8.ToNative(configJson, "configJson");
             IntPtr h;
             Check(Native.iap_open(cfg, out h));
             lock (Registry)
             {
-                var b = new Bridge(h, ++nextId);
-                Registry[b.id] = b;
-                return b;
+                if (!closingAll)
+                {
+                    var b = new Bridge(h, ++nextId);
+                    Registry[b.id] = b;
+                    return b;
+                }
             }
+            // The domain is being unloaded: nothing may stay open behind it.
+            Native.iap_close(h);
+            throw new BridgeException(ErrorCode.Closed, "the scripting domain is unloading");
         }
 
         public bool IsOpen { get { return Handle != IntPtr.Zero; } }
@@ -273,13 +317,20 @@ namespace IAPBridge
         {
             // Unity's editor reloads scripts (leaving Play mode, recompiling)
             // without unloading the native library: a bridge left open would
-            // keep dataDir locked (IAP_E_BUSY at the next Open) and could call
-            // back into an unloaded domain. Close every bridge first.
-            AppDomain.CurrentDomain.DomainUnload += (s, e) => CloseAll();
-            AppDomain.CurrentDomain.ProcessExit += (s, e) => CloseAll();
+            // keep dataDir locked (IAP_E_BUSY at the next Open) and its SDK
+            // threads would call back into an unloaded domain. Close every
+            // bridge first: iap_close joins the bridge's callback thread, so
+            // once it returns nothing calls OnSdkMessage for that bridge.
+            AppDomain.CurrentDomain.DomainUnload += (s, e) => { closingAll = true; DisposeAll(); };
+            AppDomain.CurrentDomain.ProcessExit += (s, e) => { closingAll = true; DisposeAll(); };
         }
 
-        private static void CloseAll()
+        private static volatile bool closingAll;
+
+        /// Disposes every bridge still open (results not confirmed stay on disk
+        /// for the next Open). The binding calls it itself when the domain
+        /// unloads, at play-mode entry, after leaving Play mode and at exit.
+        public static void DisposeAll()
         {
             List<Bridge> open;
             lock (Registry) open = new List<Bridge>(Registry.Values);
@@ -287,6 +338,16 @@ namespace IAPBridge
             {
                 try { b.Dispose(); } catch { }
             }
+        }
+
+        /// Play-mode entry (Unity with domain reload off keeps static fields
+        /// from the last session): closes what the last session left open and
+        /// sets Log and the native library check back to their defaults.
+        internal static void ResetStatics()
+        {
+            DisposeAll();
+            Log = DefaultLog;
+            NativeLibrary.Reset();
         }
     }
 }

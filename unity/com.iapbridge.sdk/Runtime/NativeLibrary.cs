@@ -1,0 +1,121 @@
+// Whether the native library can be used, checked once, and what to tell a
+// Unity user when it cannot: which platform has no library and how to get one.
+// A missing library is reported ONCE through Bridge.Log; every later call
+// fails at once with a BridgeException carrying ErrorCode.NotSupported and
+// the same sentence, instead of a DllNotFoundException every frame.
+using System;
+using System.IO;
+
+namespace IAPBridge
+{
+    internal static class NativeLibrary
+    {
+        /// IAP_VERSION_NUMBER of the header this binding follows (1.1.0). A
+        /// library with another major version, or an older one, is refused.
+        internal const int ExpectedVersion = 10100;
+
+        /// Where the package keeps its native libraries.
+        internal const string PluginsFolder = "Packages/com.iapbridge.sdk/Runtime/Plugins";
+
+        private static readonly object Gate = new object();
+        private static bool usable;
+        private static string failure;
+
+        /// Returns when the library is loaded and of a version this binding
+        /// speaks; otherwise throws BridgeException(NotSupported). Cheap after
+        /// the first call.
+        internal static void Require()
+        {
+            lock (Gate)
+            {
+                if (usable) return;
+                if (failure == null)
+                {
+                    failure = Probe();
+                    if (failure == null) { usable = true; return; }
+                    try { Bridge.Log(failure); } catch { }
+                }
+            }
+            throw new BridgeException(ErrorCode.NotSupported, failure);
+        }
+
+        /// Forgets the result (play-mode entry: the library may have been added since).
+        internal static void Reset()
+        {
+            lock (Gate) { usable = false; failure = null; }
+        }
+
+        private static string Probe()
+        {
+            try
+            {
+                int v = Native.iap_version_number();
+                if (v / 10000 != ExpectedVersion / 10000 || v < ExpectedVersion)
+                    return "IAPBridge: the native library is version " + v / 10000 + "." + v / 100 % 100 + "." + v % 100 +
+                           "; this binding needs 1.1.0 or a later 1.x. Replace the library in " + PluginsFolder +
+                           " with the one built from the same release as the package (see Documentation~/index.md).";
+                return null;
+            }
+            catch (DllNotFoundException) { return Missing(null); }
+            catch (BadImageFormatException e) { return Missing("the file found is for another CPU or system: " + e.Message); }
+            catch (EntryPointNotFoundException)
+            {
+                return "IAPBridge: the native library found is older than 1.1 (it has no iap_version_number); " +
+                       "this binding needs 1.1.0 or a later 1.x. Replace it with the one built from the same release " +
+                       "as the package (see Documentation~/index.md).";
+            }
+        }
+
+        private static string Missing(string detail)
+        {
+            return "IAPBridge: no native library for " + Platform() + " (the runtime could not load \"" + Native.Lib + "\"" +
+                   (detail == null ? "" : ": " + detail) + "). " + HowToGetOne() + " See the package documentation (Documentation~/index.md) " +
+                   "or docs/INTEGRATION.md. Until then every IAPBridge call fails with IAP_E_NOT_SUPPORTED.";
+        }
+
+        private static string Bits { get { return IntPtr.Size == 8 ? " 64-bit" : " 32-bit"; } }
+
+        internal static string Platform()
+        {
+#if UNITY_EDITOR_WIN || UNITY_STANDALONE_WIN
+            return "Windows" + Bits;
+#elif UNITY_EDITOR_OSX || UNITY_STANDALONE_OSX
+            return "macOS" + Bits;
+#elif UNITY_EDITOR_LINUX || UNITY_STANDALONE_LINUX
+            return "Linux" + Bits;
+#elif UNITY_IOS || UNITY_TVOS
+            return "iOS/tvOS";
+#elif UNITY_ANDROID
+            return "Android";
+#elif UNITY_5_3_OR_NEWER
+            return "this platform";
+#else
+            if (Environment.OSVersion.Platform == PlatformID.Win32NT) return "Windows" + Bits;
+            if (Directory.Exists("/System/Library/CoreServices")) return "macOS" + Bits;
+            return "Linux" + Bits;
+#endif
+        }
+
+        private static string HowToGetOne()
+        {
+            string p = Platform();
+            if (p.StartsWith("Windows", StringComparison.Ordinal))
+                return "No Windows library comes with the package. Build IAPBridge.dll with the Swift toolchain for " +
+                       "Windows (swift build -c release --product IAPBridge in a clone of the IAPBridge repository; not " +
+                       "verified by the IAPBridge project) and put it in Assets/Plugins/Windows/x86_64 with Editor and " +
+                       "Standalone Windows x86_64 ticked, or use the simulated store in an editor on macOS or Linux.";
+            if (p.StartsWith("macOS", StringComparison.Ordinal))
+                return "Build it on this Mac: in a clone of the IAPBridge repository run bash unity/install-plugins.sh " +
+                       "(it puts libIAPBridge.dylib into " + PluginsFolder + "/macOS) and add the package from that clone " +
+                       "(Package Manager > Add package from disk).";
+            if (p.StartsWith("Linux", StringComparison.Ordinal))
+                return "Build it: in a clone of the IAPBridge repository run bash unity/install-plugins.sh (it puts " +
+                       "libIAPBridge.so into " + PluginsFolder + "/Linux/x86_64) and add the package from that clone " +
+                       "(Package Manager > Add package from disk).";
+            if (p.StartsWith("iOS", StringComparison.Ordinal))
+                return "The app must link libIAPBridgeStatic.a: build it on a Mac with bash unity/install-plugins.sh " +
+                       "(it puts it into " + PluginsFolder + "/iOS).";
+            return "IAPBridge sells through Apple's App Store (StoreKit) and its simulator; there is no library for this platform.";
+        }
+    }
+}
