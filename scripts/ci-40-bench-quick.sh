@@ -72,6 +72,9 @@ sdk_heap_retained_kb num
 store_heap_retained_kb num
 rss_cycle_us_nosync pos
 rss_cycles pos
+scan_garbage_mb_per_s_1mb pos
+scan_garbage_mb_per_s_8mb pos
+scan_garbage_8mb_vs_1mb_rate pos
 frame_buy_click_p50_us pos
 frame_buy_click_p99_us pos
 frame_buy_click_max_us pos

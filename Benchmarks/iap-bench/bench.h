@@ -99,6 +99,7 @@ void bench_burst(void);
 void bench_open_pending(void);
 void bench_rss(void);
 void bench_frame(void);
+void bench_scan(void);
 
 /* Shared between sections: the floor's median from the commit section. */
 extern double g_floor_us;

@@ -40,6 +40,44 @@ uint32_t iapc_crc32c(uint32_t crc, const void *data, size_t len) {
     return ~crc;
 }
 
+/* GF(2) polynomials in CRC32C's reflected bit order (x^0 is the top bit). */
+#define CRC32C_POLY 0x82F63B78u
+
+static uint32_t crc_mulmod(uint32_t a, uint32_t b) {
+    uint32_t m = 1u << 31, p = 0;
+    for (;;) {
+        if (a & m) {
+            p ^= b;
+            if ((a & (m - 1)) == 0) break;
+        }
+        m >>= 1;
+        b = (b & 1) ? (b >> 1) ^ CRC32C_POLY : b >> 1;
+    }
+    return p;
+}
+
+static uint32_t x2n_table[32];  /* x^(2^k) mod P */
+static pthread_once_t x2n_once = PTHREAD_ONCE_INIT;
+
+static void x2n_init(void) {
+    uint32_t p = 1u << 30;  /* x^1 */
+    x2n_table[0] = p;
+    for (int k = 1; k < 32; k++) x2n_table[k] = p = crc_mulmod(p, p);
+}
+
+uint32_t iapc_crc32c_shift(uint32_t crc, uint64_t nbytes) {
+    pthread_once(&x2n_once, x2n_init);
+    uint32_t p = 1u << 31;  /* x^0 */
+    unsigned k = 3;         /* x^(8n) = x^(n * 2^3) */
+    while (nbytes) {
+        if (nbytes & 1) p = crc_mulmod(x2n_table[k & 31], p);
+        nbytes >>= 1;
+        k++;
+    }
+    return crc_mulmod(p, crc);
+}
+
+
 /* ---- Per-thread last error. ---- */
 static pthread_key_t err_key;
 static pthread_once_t err_once = PTHREAD_ONCE_INIT;

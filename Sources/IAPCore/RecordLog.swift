@@ -59,6 +59,7 @@ public enum RecordFrame {
         var s = Scan()
         let n = b.count
         var pos = 0
+        var prefixes: PrefixCRC? = nil
         while pos < n {
             if let end = validFrame(b, at: pos) {
                 s.records.append(Array(UnsafeBufferPointer(rebasing: b[(pos + headerSize)..<end])))
@@ -66,12 +67,16 @@ public enum RecordFrame {
                 s.validEnd = end
                 continue
             }
-            // Damage at `pos`: look for the next valid frame.
+            // Damage at `pos`: look for the next valid frame. Each candidate
+            // is checked from prefix CRCs in O(log length), without reading
+            // its payload again: a file of look-alike headers each claiming a
+            // long payload costs a linear scan, not a quadratic one.
+            if prefixes == nil { prefixes = PrefixCRC(b) }
             var q = pos + 1
             var next: Int? = nil
             while q + headerSize <= n {
                 if b[q] == magic[0], b[q + 1] == magic[1], b[q + 2] == magic[2], b[q + 3] == magic[3],
-                   validFrame(b, at: q) != nil {
+                   prefixes!.validFrame(b, at: q) != nil {
                     next = q
                     break
                 }
@@ -88,6 +93,46 @@ public enum RecordFrame {
             }
         }
         return s
+    }
+
+    /// CRC32C of every prefix of the file ending at a multiple of `block`
+    /// bytes, so the CRC of any span costs at most two partial blocks and one
+    /// shift (`iapc_crc32c_shift`). Built once, the first time a scan meets
+    /// damage (a clean file never needs it).
+    struct PrefixCRC {
+        static let block = 64
+        let at: [UInt32]
+
+        init(_ b: UnsafeBufferPointer<UInt8>) {
+            var v: [UInt32] = [0]
+            v.reserveCapacity(b.count / PrefixCRC.block + 2)
+            var crc: UInt32 = 0
+            var i = 0
+            while i + PrefixCRC.block <= b.count {
+                crc = iapc_crc32c(crc, b.baseAddress! + i, PrefixCRC.block)
+                v.append(crc)
+                i += PrefixCRC.block
+            }
+            at = v
+        }
+
+        /// CRC32C of bytes [0, i).
+        func prefix(_ b: UnsafeBufferPointer<UInt8>, _ i: Int) -> UInt32 {
+            let k = i / PrefixCRC.block
+            return iapc_crc32c(at[k], b.baseAddress! + k * PrefixCRC.block, i - k * PrefixCRC.block)
+        }
+
+        /// Same answer as `RecordFrame.validFrame`, in O(log length).
+        func validFrame(_ b: UnsafeBufferPointer<UInt8>, at pos: Int) -> Int? {
+            guard pos + headerSize <= b.count else { return nil }
+            let len = Int(readU32(b, pos + 4))
+            guard len <= maxPayload, pos + headerSize + len <= b.count else { return nil }
+            let s = pos + headerSize, e = s + len
+            // crc(L || P) = shift(crc(L), |P|) ^ crc(P); crc(P) = S[e] ^ shift(S[s], |P|).
+            let lenCRC = iapc_crc32c(0, b.baseAddress! + pos + 4, 4)
+            let crc = iapc_crc32c_shift(lenCRC ^ prefix(b, s), UInt64(len)) ^ prefix(b, e)
+            return crc == readU32(b, pos + 8) ? e : nil
+        }
     }
 
     private static func readU32(_ b: UnsafeBufferPointer<UInt8>, _ at: Int) -> UInt32 {

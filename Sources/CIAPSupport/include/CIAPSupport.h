@@ -15,6 +15,12 @@ static inline int64_t iapc_atomic_add_i64(int64_t *p, int64_t v) { return __atom
  * value (0 to start). */
 uint32_t iapc_crc32c(uint32_t crc, const void *data, size_t len);
 
+/* The CRC32C of A||B from crc(A) and crc(B): crc(B) ^ iapc_crc32c_shift(crc(A), |B|).
+ * iapc_crc32c_shift(c, n) multiplies c by x^(8n) modulo the polynomial, in
+ * O(log n): how the outbox scanner checks a candidate frame after damage
+ * from prefix CRCs without reading its payload again (a linear scan). */
+uint32_t iapc_crc32c_shift(uint32_t crc, uint64_t nbytes);
+
 /* This thread's last error message. The string is copied; the pointer
  * returned by iapc_errmsg stays valid until this thread sets another. */
 void iapc_set_errmsg(const char *msg, size_t len);
