@@ -332,7 +332,7 @@ static class Driver
               "Message.Parse never throws; unknown types stay plain Messages");
     }
 
-    /// The example store's own logic (samples/unity/Example/Shop.cs): grants
+    /// The example store's own logic (the package sample's Shop.cs): grants
     /// once per key, saves before confirming, and ignores a result delivered
     /// again after a crash between its save and its confirm.
     static void ExampleShopScenario()
