@@ -235,6 +235,8 @@ public final class Coordinator: @unchecked Sendable {
         let box = Locked<IAPError?>(closedError)
         executor.runWhenIdleAndWait { [self] in
             guard !closed else { return }
+            // Results waiting for the disk to recover are tried now too.
+            if !retryEvents.isEmpty { retryStores() }
             let e = commitNow()
             box.withLock { $0 = e }
         }

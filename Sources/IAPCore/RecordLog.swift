@@ -309,23 +309,45 @@ public final class RecordLogFile {
 /// check C12 (a failed sync is a failure) without a broken disk.
 public enum IOFaults {
     public enum Kind: Sendable { case write, sync }
-    private struct Plan { let prefix: String; let kind: Kind; var remaining: Int; let code: Int32 }
+    private struct Plan { let prefix: String; let kind: Kind; var skip: Int; var remaining: Int; let code: Int32 }
     nonisolated(unsafe) private static var plans: [Plan] = []
+    /// Operations seen under each counted prefix, by kind (a fault sweep
+    /// counts a workload's writes and syncs, then fails each in turn).
+    nonisolated(unsafe) private static var counted: [String: [Kind: Int]] = [:]
     private static let lock = Lock()
 
-    /// The next `count` operations of `kind` on log files under `prefix`
-    /// fail with `code` (EIO, ENOSPC...). `count` < 0: until `clear`.
-    public static func inject(under prefix: String, _ kind: Kind, count: Int = 1, code: Int32 = EIO) {
-        lock.withLock { plans.append(Plan(prefix: prefix, kind: kind, remaining: count, code: code)) }
+    /// After `skip` operations of `kind` on log files under `prefix`, the
+    /// next `count` fail with `code` (EIO, ENOSPC...). `count` < 0: until
+    /// `clear`.
+    public static func inject(under prefix: String, _ kind: Kind, after skip: Int = 0, count: Int = 1, code: Int32 = EIO) {
+        lock.withLock { plans.append(Plan(prefix: prefix, kind: kind, skip: skip, remaining: count, code: code)) }
+    }
+
+    /// Starts counting the operations under `prefix`.
+    public static func count(under prefix: String) {
+        lock.withLock { counted[prefix] = [:] }
+    }
+
+    /// How many operations of `kind` happened under `prefix` since `count`.
+    public static func counted(under prefix: String, _ kind: Kind) -> Int {
+        lock.withLock { counted[prefix]?[kind] ?? 0 }
     }
 
     public static func clear(under prefix: String) {
-        lock.withLock { plans.removeAll { $0.prefix == prefix } }
+        lock.withLock {
+            plans.removeAll { $0.prefix == prefix }
+            counted[prefix] = nil
+        }
     }
 
     static func fire(_ path: String, _ kind: Kind) throws(IAPError) {
         let code: Int32? = lock.withLock {
+            for (prefix, _) in counted where path.hasPrefix(prefix) { counted[prefix]![kind, default: 0] += 1 }
             guard let i = plans.firstIndex(where: { $0.kind == kind && path.hasPrefix($0.prefix) && $0.remaining != 0 }) else { return nil }
+            if plans[i].skip > 0 {
+                plans[i].skip -= 1
+                return nil
+            }
             if plans[i].remaining > 0 { plans[i].remaining -= 1 }
             return plans[i].code
         }
