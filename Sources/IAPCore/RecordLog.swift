@@ -199,6 +199,9 @@ public final class RecordLogFile {
         unlink(path + ".tmp")
         let file = RecordLogFile(path: path, fd: fd, size: bytes.count)
         if existing == nil {
+            #if IAP_TEST_HOOKS
+            FileJournal.record(.create(path))
+            #endif
             // A new file is durable only once its directory entry is.
             file.directoryNeedsSync = true
             try file.syncDirectoryIfNeeded()
@@ -233,6 +236,9 @@ public final class RecordLogFile {
             throw error
         }
         size += framed.count
+        #if IAP_TEST_HOOKS
+        FileJournal.record(.append(path, framed))
+        #endif
     }
 
     /// The open descriptor, for a sync made outside the owner's lock; valid
@@ -246,12 +252,18 @@ public final class RecordLogFile {
         try IOFaults.fire(path, .sync)
         #endif
         try POSIX.syncData(fd)
+        #if IAP_TEST_HOOKS
+        if !FileJournal.skipSync(path) { FileJournal.record(.sync(path)) }
+        #endif
         try syncDirectoryIfNeeded()
     }
 
     private func syncDirectoryIfNeeded() throws(IAPError) {
         guard directoryNeedsSync else { return }
         try POSIX.syncDirectory(POSIX.parent(of: path))
+        #if IAP_TEST_HOOKS
+        FileJournal.record(.directorySync(POSIX.parent(of: path)))
+        #endif
         directoryNeedsSync = false
     }
 
@@ -259,6 +271,9 @@ public final class RecordLogFile {
     public func truncate(to length: Int) throws(IAPError) {
         guard ftruncate(fd, off_t(length)) == 0 else { throw IAPError(.io, "cannot truncate \(path): \(POSIX.errnoText)") }
         size = length
+        #if IAP_TEST_HOOKS
+        FileJournal.record(.truncate(path, length))
+        #endif
         try sync()
     }
 
@@ -297,6 +312,9 @@ public final class RecordLogFile {
         if fd >= 0 { close(fd) }
         fd = nfd
         size = out.count
+        #if IAP_TEST_HOOKS
+        FileJournal.record(.rewrite(path, out))
+        #endif
         directoryNeedsSync = true
         try syncDirectoryIfNeeded()
     }
@@ -353,6 +371,69 @@ public enum IOFaults {
         }
         guard let code else { return }
         throw IAPError(.io, "\(kind == .write ? "write" : "sync") failed: \(String(cString: strerror(code))) (injected)")
+    }
+}
+#endif
+
+#if IAP_TEST_HOOKS
+/// Test hook (debug builds only): records, in order, what the log files under
+/// a directory saw (appends, syncs, rewrites, directory syncs) and what the
+/// test notes about what the game was told, so the power-loss explorer can
+/// rebuild every on-disk state a power cut could leave. `skipSyncs` turns a
+/// log's data syncs into no-ops in the record (the explorer's own check that
+/// it catches a missing sync).
+public enum FileJournal {
+    public enum Event: Sendable, Equatable {
+        case create(String)
+        case append(String, [UInt8])
+        case sync(String)
+        case truncate(String, Int)
+        /// A fresh file with these bytes (synced) renamed over the path; the
+        /// rename is durable once its directory is synced.
+        case rewrite(String, [UInt8])
+        case directorySync(String)
+        case note(String)
+    }
+    nonisolated(unsafe) private static var prefix: String? = nil
+    nonisolated(unsafe) private static var events: [Event] = []
+    nonisolated(unsafe) private static var skipping: Set<String> = []
+    private static let lock = Lock()
+
+    public static func start(under prefix: String) {
+        lock.withLock {
+            Self.prefix = prefix
+            events = []
+        }
+    }
+
+    /// Stops recording; returns what was recorded.
+    public static func stop() -> [Event] {
+        lock.withLock {
+            prefix = nil
+            skipping = []
+            defer { events = [] }
+            return events
+        }
+    }
+
+    public static func note(_ text: String) { lock.withLock { if prefix != nil { events.append(.note(text)) } } }
+
+    /// Data syncs of logs whose path ends with `suffix` are left out of the
+    /// record, as if they had not been made (an injected bug).
+    public static func skipSyncs(of suffix: String) { lock.withLock { _ = skipping.insert(suffix) } }
+
+    static func skipSync(_ path: String) -> Bool { lock.withLock { skipping.contains { path.hasSuffix($0) } } }
+
+    static func record(_ e: Event) {
+        lock.withLock {
+            guard let prefix else { return }
+            let path: String
+            switch e {
+            case .create(let p), .append(let p, _), .sync(let p), .truncate(let p, _), .rewrite(let p, _), .directorySync(let p): path = p
+            case .note: path = prefix
+            }
+            if path.hasPrefix(prefix) { events.append(e) }
+        }
     }
 }
 #endif
