@@ -249,7 +249,10 @@ public final class RecordLogFile {
 
     public func sync() throws(IAPError) {
         #if IAP_TEST_HOOKS
-        try IOFaults.fire(path, .sync)
+        do throws(IAPError) { try IOFaults.fire(path, .sync) } catch {
+            FileJournal.record(.syncFailed(path))
+            throw error
+        }
         #endif
         try POSIX.syncData(fd)
         #if IAP_TEST_HOOKS
@@ -392,6 +395,9 @@ public enum FileJournal {
         /// rename is durable once its directory is synced.
         case rewrite(String, [UInt8])
         case directorySync(String)
+        /// A data sync of the file failed: on Linux its dirty pages may be
+        /// dropped while a later sync reports success ("fsyncgate").
+        case syncFailed(String)
         case note(String)
     }
     nonisolated(unsafe) private static var prefix: String? = nil
@@ -429,7 +435,8 @@ public enum FileJournal {
             guard let prefix else { return }
             let path: String
             switch e {
-            case .create(let p), .append(let p, _), .sync(let p), .truncate(let p, _), .rewrite(let p, _), .directorySync(let p): path = p
+            case .create(let p), .append(let p, _), .sync(let p), .truncate(let p, _), .rewrite(let p, _), .directorySync(let p),
+                 .syncFailed(let p): path = p
             case .note: path = prefix
             }
             if path.hasPrefix(prefix) { events.append(e) }

@@ -25,7 +25,19 @@ import Testing
 struct PowerLossTests {
     // MARK: Rebuilding crash states
 
-    struct Inode { var bytes: [UInt8]; var synced: Int }
+    struct Inode {
+        var bytes: [UInt8]
+        var synced: Int
+        /// Byte ranges whose pages a failed sync may have dropped: they read
+        /// back as zeros after a power cut, even once a later sync "succeeded".
+        var lost: [Range<Int>] = []
+
+        func after(_ cut: [UInt8]) -> [UInt8] {
+            var out = cut
+            for r in lost { for i in r where i < out.count { out[i] = 0 } }
+            return out
+        }
+    }
     struct FileState {
         var current: Inode
         /// The inode the name durably points to while a create or rename is
@@ -56,6 +68,11 @@ struct PowerLossTests {
                     f.current = Inode(bytes: b, synced: b.count)
                     files[p] = f
                 }
+            case .syncFailed(let p):
+                if var f = files[p], f.current.synced < f.current.bytes.count {
+                    f.current.lost.append(f.current.synced..<f.current.bytes.count)
+                    files[p] = f
+                }
             case .directorySync(let d):
                 for (p, var f) in files where POSIX.parent(of: p) == d {
                     f.durableBefore = nil
@@ -73,9 +90,9 @@ struct PowerLossTests {
     static func variants(_ i: Inode, full: Bool) -> [[UInt8]] {
         let base = Array(i.bytes.prefix(i.synced))
         let tail = Array(i.bytes.dropFirst(i.synced))
-        guard !tail.isEmpty else { return [base] }
+        guard !tail.isEmpty else { return [i.after(base)] }
         var out = [base, base + tail]
-        guard full else { return out }
+        guard full else { return out.map(i.after) }
         out.append(base + Array(tail.prefix(tail.count / 2)))
         out.append(base + [UInt8](repeating: 0, count: tail.count))
         // Cuts at each frame boundary inside the tail (at most 6).
@@ -86,7 +103,7 @@ struct PowerLossTests {
             pos += RecordFrame.headerSize + len
             if pos < tail.count { out.append(base + Array(tail.prefix(pos))); cuts += 1 }
         }
-        return out
+        return out.map(i.after)
     }
 
     /// Every state of one file: nil when the file may not exist.
@@ -215,7 +232,9 @@ struct PowerLossTests {
         var explored = 0
         var violations: [String] = []
         for n in 0...rec.events.count {
-            if n > 0, case .note = rec.events[n - 1] { continue }  // a note changes no file
+            // A note changes no file, but what the game was told: only the
+            // point before a run of notes is the same as the one after it.
+            if n < rec.events.count, case .note = rec.events[n] { continue }
             let files = replay(rec.events, upTo: n)
             let t = told(rec.events, upTo: n)
             for outbox in states(files[outboxPath], full: true) {
@@ -248,6 +267,64 @@ struct PowerLossTests {
         print("power-loss explorer, injected missing sync: \(states) crash states, \(violations.count) violations found (expected: some)")
         #expect(!violations.isEmpty, "a missing sync went unnoticed")
         #expect(violations.contains { $0.contains("C2") })
+    }
+
+    /// A workload during which the outbox's syncs fail now and then (EIO),
+    /// with "fsyncgate" modelled: the pages a failed sync covered are lost
+    /// even after a later sync of the same file succeeds.
+    static func recordFailingSyncs(env: TestEnv) throws -> Recorded {
+        FileJournal.start(under: env.root)
+        let b = try env.open()
+        _ = b.drain()
+        var shown = Set<Int64>()
+        func show() {
+            for m in b.drain() where m["type"]?.stringValue == "7" {
+                FileJournal.note("shown \(m.keyValue!) \(m["transactionID"]?.stringValue ?? "")")
+                shown.insert(m.keyValue!)
+            }
+        }
+        for i in 0..<4 {
+            // Round 1: the result's sync fails (twice); round 3: the
+            // confirm's. The game flushes again until it works.
+            if i == 1 { IOFaults.inject(under: env.dataDir, .sync, count: 2) }
+            let k = try b.buy("coins_100", 0)
+            show()
+            for _ in 0..<5 where !shown.contains(k) {
+                _ = b.c.flush()  // the retry delivers what a failed sync held back
+                show()
+            }
+            guard shown.contains(k) else { Issue.record("key \(k) never delivered"); continue }
+            if i == 3 { IOFaults.inject(under: env.dataDir, .sync, count: 1) }
+            FileJournal.note("confirm \(k)")
+            try b.confirm(k)
+            for _ in 0..<3 where b.c.flush() != nil {}
+            if b.c.flush() == nil { FileJournal.note("durable \(k)") }
+        }
+        IOFaults.clear(under: env.dataDir)
+        b.close()
+        return Recorded(events: FileJournal.stop(), dataDir: env.dataDir, stateDir: env.stateDir)
+    }
+
+    @Test("C12 under power loss: after failed syncs (their pages lost even when a later sync succeeds) every state keeps C1, C2, C3 and C12")
+    func failedSyncs() throws {
+        let env = TestEnv()
+        let rec = try Self.recordFailingSyncs(env: env)
+        #expect(rec.events.contains { if case .syncFailed = $0 { return true } else { return false } })
+        let (states, violations) = try Self.explore(rec, catalog: env.catalog)
+        print("power-loss explorer, failed syncs: \(rec.events.count) events, \(states) crash states, \(violations.count) violations")
+        #expect(violations.isEmpty, "\(violations.joined(separator: "\n"))")
+    }
+
+    @Test("...and with the fresh-file rule off (a later sync of the same file trusted, as in 1.0) the explorer finds the loss")
+    func catchesTrustedSync() throws {
+        let env = TestEnv()
+        Outbox.trustFileAfterFailedSyncForTesting = true
+        defer { Outbox.trustFileAfterFailedSyncForTesting = false }
+        let rec = try Self.recordFailingSyncs(env: env)
+        Outbox.trustFileAfterFailedSyncForTesting = false
+        let (states, violations) = try Self.explore(rec, catalog: env.catalog)
+        print("power-loss explorer, fresh-file rule off: \(states) crash states, \(violations.count) violations found (expected: some)")
+        #expect(!violations.isEmpty, "trusting a sync after a failed one went unnoticed")
     }
 
     static func recordSkipping(env: TestEnv) throws -> Recorded {
