@@ -22,6 +22,8 @@ public final class Coordinator: @unchecked Sendable {
     public let queue: MessageQueue
     public let store: Store
     public let config: BridgeConfig
+    /// This install's identifier, carried in every purchase token (InstallID).
+    public let install: UInt32
     public let openReport: Outbox.OpenReport
     public let executor: Executor
     private let thread: SDKThread?
@@ -74,7 +76,11 @@ public final class Coordinator: @unchecked Sendable {
         try POSIX.prepareDirectory(config.dataDir, role: "dataDir")
         let fd = try POSIX.lockDirectory(config.dataDir)
         let opened: (Outbox, Outbox.OpenReport)
-        do throws(IAPError) { opened = try Outbox.open(directory: config.dataDir) } catch {
+        let install: UInt32
+        do throws(IAPError) {
+            install = try InstallID.load(dataDir: config.dataDir)
+            opened = try Outbox.open(directory: config.dataDir)
+        } catch {
             POSIX.unlockDirectory(fd)
             throw error
         }
@@ -96,13 +102,14 @@ public final class Coordinator: @unchecked Sendable {
             throw error
         }
         let c = Coordinator(config: config, store: store, outbox: opened.0, report: opened.1, dirLockFD: fd,
-                            queue: queue, executor: executor ?? thread!, thread: thread)
+                            queue: queue, executor: executor ?? thread!, thread: thread, install: install)
         c.start()
         return c
     }
 
     private init(config: BridgeConfig, store: Store, outbox: Outbox, report: Outbox.OpenReport, dirLockFD: Int32,
-                 queue: MessageQueue, executor: Executor, thread: SDKThread?) {
+                 queue: MessageQueue, executor: Executor, thread: SDKThread?, install: UInt32) {
+        self.install = install
         self.config = config
         self.store = store
         self.outbox = outbox
@@ -312,7 +319,7 @@ public final class Coordinator: @unchecked Sendable {
             return
         }
         do throws(IAPError) {
-            try store.purchase(productID: productID, key: key, token: PurchaseToken(key: key))
+            try store.purchase(productID: productID, key: key, token: PurchaseToken(key: key, install: install))
         } catch {
             let failure: PurchaseFailure = error.code == .unknownProduct ? .productUnavailable : .unknown
             handleFailure(key: key, productID: productID, failure: failure, detail: error.message)
@@ -355,9 +362,13 @@ public final class Coordinator: @unchecked Sendable {
                                       message: "a confirm could not be made durable; its result stays unconfirmed and its transaction unfinished: \(error.message)"))
             return error
         }
-        if !toFinish.isEmpty {
+        // An unverified result is confirmed but never finished (C6): StoreKit
+        // keeps it and re-checks it, and a transient verification failure
+        // must not lose a paid purchase.
+        let finishable = toFinish.filter { !Coordinator.isUnverifiedTag($0) }
+        if !finishable.isEmpty {
             FaultPoint.beforeFinish.reach()
-            store.finish(transactionIDs: toFinish)
+            store.finish(transactionIDs: finishable)
             FaultPoint.afterFinish.reach()
         }
         if outbox.isCompactionWorthwhile {
@@ -463,7 +474,9 @@ public final class Coordinator: @unchecked Sendable {
         case .unfinished(let ids):
             let unfinished = Set(ids)
             resolveHeld(unfinished: unfinished, owned: nil)
-            do throws(IAPError) { try outbox.forgetFinished(stillUnfinished: unfinished) } catch {
+            // Tombstones of confirmed unverified results stay while the store lists them.
+            let kept = unfinished.union(ids.map(Coordinator.unverifiedTag))
+            do throws(IAPError) { try outbox.forgetFinished(stillUnfinished: kept) } catch {
                 queue.push(Messages.error(op: "outbox", code: error.code, message: error.message))
             }
         case .finished(let ids):
@@ -474,6 +487,8 @@ public final class Coordinator: @unchecked Sendable {
             queue.push(Messages.entitlements(list, reason: reason, nowMs: POSIX.nowMs()))
         case .error(let op, let message):
             queue.push(Messages.error(op: op, code: .store, message: message))
+        case .promoted(let productID, let offer):
+            queue.push(Messages.promoted(productID: productID, offer: offer))
         }
     }
 
@@ -493,6 +508,17 @@ public final class Coordinator: @unchecked Sendable {
             lastKey += 1
             return (lastKey, k)
         }
+    }
+
+    /// The outbox's transaction ID for an unverified result: its own
+    /// namespace, so that its tombstone neither hides the same transaction
+    /// once it verifies (delivered then as a success, once) nor lets it be
+    /// finished (C6: an unverified transaction is left unfinished).
+    static func unverifiedTag(_ id: String) -> String { "u:" + id }
+    static func isUnverifiedTag(_ id: String) -> Bool { id.hasPrefix("u:") }
+    /// The store's transaction ID of an outbox record.
+    static func storeTransactionID(_ recordTxn: String) -> String {
+        isUnverifiedTag(recordTxn) ? String(recordTxn.dropFirst(2)) : recordTxn
     }
 
     /// A store-initiated transaction's key: derived from its ID, so the same
@@ -517,7 +543,7 @@ public final class Coordinator: @unchecked Sendable {
         if let unfinished, let held = heldAtOpen {
             heldAtOpen = nil
             for r in held {
-                if unfinished.contains(r.transactionID) { toCheck.append(r); continue }
+                if unfinished.contains(Coordinator.storeTransactionID(r.transactionID)) { toCheck.append(r); continue }
                 let stored = try? JSONParser.parse(bytes: r.message)
                 if stored?["alreadyOwned"]?.boolValue == true {
                     heldOwned.append(r)  // its entitlements decide
@@ -543,8 +569,13 @@ public final class Coordinator: @unchecked Sendable {
         for r in toCheck {
             let stored = try? JSONParser.parse(bytes: r.message)
             let storedProduct = stored?["productID"]?.stringValue ?? ""
-            let facts = reportedAtStart[r.transactionID]
-            if let t = facts, t.productID != storedProduct {
+            let facts = reportedAtStart[Coordinator.storeTransactionID(r.transactionID)]
+            if r.kind == .unverified, facts?.verified == true {
+                // It verifies now: its success was stored on its own (once);
+                // this result 6 has nothing left to say.
+                outbox.reject(r.id)
+                scheduleCommit()
+            } else if let t = facts, t.productID != storedProduct {
                 reject(r, stored: stored, "the record names \(storedProduct), the store's transaction \(t.productID)")
             } else if deliveredAtStart.contains(r.transactionID)
                         && (facts?.kind ?? ProductKind(rawValue: stored?["kind"]?.stringValue ?? "") ?? .consumable) == .consumable {
@@ -581,17 +612,27 @@ public final class Coordinator: @unchecked Sendable {
         // (C5; a renewal carries its first purchase's token but is the store's).
         var click: Int64? = nil
         if case .purchase(let k) = arrival { click = k } else if !t.isRenewal, let k = t.token?.key, k > 0 { click = k }
+        // A click another install or device made (StoreKit shows the token
+        // to every device of the Apple ID; a reinstall is a new install) is
+        // not this install's: origin "store". It keeps the click's key, so a
+        // game whose save outlived the install (a cloud save) recognises a
+        // key it granted already and a re-delivery is not granted twice (C4).
+        let ours: Bool = {
+            if case .purchase = arrival { return true }
+            return t.token?.key(forInstall: install) != nil
+        }()
         let answersClick: Bool = { if case .purchase(let k) = arrival { return gate.withLock { awaiting.contains(k) } } else { return false } }()
         let owned = t.kind != .consumable
-        let live = outbox.liveRecords(transaction: t.id, flavor: .transaction)
-        if !live.isEmpty || outbox.hasTombstone(transaction: t.id, flavor: .transaction) {
+        let recordTxn = t.verified ? t.id : Coordinator.unverifiedTag(t.id)
+        let live = outbox.liveRecords(transaction: recordTxn, flavor: .transaction)
+        if !live.isEmpty || outbox.hasTombstone(transaction: recordTxn, flavor: .transaction) {
             // Seen before (C4): only a new click on something owned gets its
             // own answer (the existing transaction, no new charge).
             guard answersClick, owned, let k = click, !live.contains(where: { $0.key == k }) else {
                 // Confirmed before: make sure the store forgets it, but never
                 // before the confirm is durable (C3): a pending commit
                 // finishes it then.
-                if live.isEmpty && !outbox.isFinishPending(transaction: t.id) { store.finish(transactionID: t.id) }
+                if t.verified && live.isEmpty && !outbox.isFinishPending(transaction: t.id) { store.finish(transactionID: t.id) }
                 return
             }
         }
@@ -600,14 +641,14 @@ public final class Coordinator: @unchecked Sendable {
         let origin: String
         if let k = click {
             (key, clickKey) = keyForGameResult(k)
-            origin = "game"
+            origin = ours ? "game" : "store"
         } else {
             key = storeKey(t, flavor: "t")
             origin = "store"
         }
         let alreadyOwned = owned && (t.alreadyOwned || (answersClick && t.token?.key != click))
         let message = Messages.purchase(key: key, transaction: t, origin: origin, alreadyOwned: alreadyOwned, clickKey: clickKey)
-        storeAndEmit(key: key, kind: t.verified ? .purchase : .unverified, txn: t.id, productID: t.productID, message: message)
+        storeAndEmit(key: key, kind: t.verified ? .purchase : .unverified, txn: recordTxn, productID: t.productID, message: message)
     }
 
     private func handleRevocation(_ t: StoreTransaction) {
@@ -617,7 +658,7 @@ public final class Coordinator: @unchecked Sendable {
             return
         }
         let key = storeKey(t, flavor: "r")
-        let origin = t.token?.key != nil ? "game" : "store"
+        let origin = t.token?.key(forInstall: install) != nil ? "game" : "store"
         storeAndEmit(key: key, kind: .revocation, txn: t.id, productID: t.productID,
                      message: Messages.revoked(key: key, transaction: t, origin: origin))
     }

@@ -33,9 +33,12 @@ public enum Messages {
         w.int("expiresDate", t.expiresDateMs)
         w.string("origin", origin)
         w.bool("alreadyOwned", alreadyOwned)
+        if t.kind == .autoRenewableSubscription { w.bool("isUpgraded", t.isUpgraded) }
         if let clickKey { w.string("clickKey", String(clickKey)) }
         w.string("environment", t.environment)
-        if !t.verified { w.string("message", "the store's signature check failed for this transaction; do not grant it") }
+        if !t.verified {
+            w.string("message", "the store's signature check failed for this transaction: do not grant it. It is left unfinished; if it verifies later, it arrives again as a success")
+        }
         if let jws = t.jws { w.string("jws", jws) }
         return w.finish()
     }
@@ -46,6 +49,16 @@ public enum Messages {
                            transactionID: "", originalID: "", price: "", currency: "", quantity: 0)
         w.string("origin", "game")
         w.string("message", detail)
+        return w.finish()
+    }
+
+    /// `"promoted"`: the player tapped this product, promoted on the App
+    /// Store page; buy it with `iap_buy` (with its offer), or ignore it.
+    public static func promoted(productID: String, offer: JSONValue?) -> [UInt8] {
+        var w = JSONObjectWriter()
+        w.string("type", "promoted")
+        w.string("productID", productID)
+        w.value("offer", offer ?? .null)
         return w.finish()
     }
 

@@ -3,10 +3,19 @@
 /// transaction, even when the purchase completes after a crash or is approved
 /// by a parent days later (C5).
 ///
-/// Layout: a version-8 (custom) RFC 9562 UUID. Bytes 0–3 are "IAPB"; the key
-/// (big-endian int64) fills bytes 4, 5, 7, 9–13 around the version and variant
-/// bits; bytes 14–15 are a checksum of the rest, so a token the SDK did not
-/// make is never mistaken for one it did.
+/// StoreKit hands the token to every device of the Apple ID, so it also
+/// names the install that made it: a transaction whose token another device
+/// or another install made is not this game's click (C7), and arrives as
+/// store-initiated.
+///
+/// Layout (version 2, since 1.2): a version-8 (custom) RFC 9562 UUID. Bytes
+/// 0–1 are "IB"; the install identifier (26 bits) fills bytes 2–3, the low
+/// nibble of byte 6 and the low six bits of byte 8, beside the version and
+/// variant bits; the key (big-endian int64) fills bytes 4, 5, 7, 9–13; bytes
+/// 14–15 are a checksum of the rest, so a token the SDK did not make is never
+/// mistaken for one it did. Version 1 (1.0 and 1.1) had "IAPB" in bytes 0–3
+/// and no install: still read, and taken as this install's (they predate the
+/// install identifier).
 public struct PurchaseToken: Sendable, Hashable {
     public let bytes: [UInt8]
 
@@ -16,29 +25,75 @@ public struct PurchaseToken: Sendable, Hashable {
     }
 
     private static let keySlots = [4, 5, 7, 9, 10, 11, 12, 13]
+    /// Install identifiers are this many bits.
+    public static let installBits = 26
+    public static let installMask: UInt32 = (1 << 26) - 1
 
+    /// A version-1 token (no install): what 1.0 and 1.1 wrote. Tests and old
+    /// records only; purchases use `init(key:install:)`.
     public init(key: Int64) {
         var b = [UInt8](repeating: 0, count: 16)
         b[0] = 0x49; b[1] = 0x41; b[2] = 0x50; b[3] = 0x42
         b[6] = 0x80  // version 8
         b[8] = 0x80  // variant 10
-        let u = UInt64(bitPattern: key)
-        for (i, slot) in PurchaseToken.keySlots.enumerated() { b[slot] = UInt8((u >> (56 - 8 * UInt64(i))) & 0xff) }
-        let sum = PurchaseToken.checksum(b)
-        b[14] = UInt8(sum >> 8)
-        b[15] = UInt8(sum & 0xff)
+        PurchaseToken.fill(&b, key: key)
         self.bytes = b
     }
 
-    /// The game's key, when this token was made by `init(key:)`.
+    /// A version-2 token: the key and this install's identifier.
+    public init(key: Int64, install: UInt32) {
+        let i = install & PurchaseToken.installMask
+        var b = [UInt8](repeating: 0, count: 16)
+        b[0] = 0x49; b[1] = 0x42
+        b[2] = UInt8((i >> 18) & 0xff)
+        b[3] = UInt8((i >> 10) & 0xff)
+        b[6] = 0x80 | UInt8((i >> 6) & 0x0f)  // version 8
+        b[8] = 0x80 | UInt8(i & 0x3f)         // variant 10
+        PurchaseToken.fill(&b, key: key)
+        self.bytes = b
+    }
+
+    private static func fill(_ b: inout [UInt8], key: Int64) {
+        let u = UInt64(bitPattern: key)
+        for (i, slot) in keySlots.enumerated() { b[slot] = UInt8((u >> (56 - 8 * UInt64(i))) & 0xff) }
+        let sum = checksum(b)
+        b[14] = UInt8(sum >> 8)
+        b[15] = UInt8(sum & 0xff)
+    }
+
+    private var isVersion1: Bool {
+        bytes[0] == 0x49 && bytes[1] == 0x41 && bytes[2] == 0x50 && bytes[3] == 0x42 && bytes[6] == 0x80 && bytes[8] == 0x80
+    }
+
+    private var isVersion2: Bool {
+        bytes[0] == 0x49 && bytes[1] == 0x42 && bytes[6] & 0xf0 == 0x80 && bytes[8] & 0xc0 == 0x80
+    }
+
+    private var checksumMatches: Bool {
+        UInt16(bytes[14]) << 8 | UInt16(bytes[15]) == PurchaseToken.checksum(bytes)
+    }
+
+    /// The game's key, when the SDK made this token (either version).
     public var key: Int64? {
-        guard bytes[0] == 0x49, bytes[1] == 0x41, bytes[2] == 0x50, bytes[3] == 0x42,
-              bytes[6] == 0x80, bytes[8] == 0x80,
-              UInt16(bytes[14]) << 8 | UInt16(bytes[15]) == PurchaseToken.checksum(bytes)
-        else { return nil }
+        guard isVersion1 || isVersion2, checksumMatches else { return nil }
         var u: UInt64 = 0
         for slot in PurchaseToken.keySlots { u = u << 8 | UInt64(bytes[slot]) }
         return Int64(bitPattern: u)
+    }
+
+    /// The install that made this token; nil for version 1 and for tokens the
+    /// SDK did not make.
+    public var install: UInt32? {
+        guard isVersion2, checksumMatches else { return nil }
+        return UInt32(bytes[2]) << 18 | UInt32(bytes[3]) << 10 | UInt32(bytes[6] & 0x0f) << 6 | UInt32(bytes[8] & 0x3f)
+    }
+
+    /// The key when this install made the token (or a version-1 token, which
+    /// predates install identifiers); nil for another install's or device's.
+    public func key(forInstall install: UInt32) -> Int64? {
+        guard let k = key else { return nil }
+        if let i = self.install, i != install & PurchaseToken.installMask { return nil }
+        return k
     }
 
     private static func checksum(_ b: [UInt8]) -> UInt16 {

@@ -93,6 +93,10 @@ public enum StoreEvent: Sendable {
     case finished([String])
     case entitlements([StoreTransaction], reason: String)
     case error(op: String, message: String)
+    /// The player tapped a promoted in-app purchase on the App Store page
+    /// (StoreKit's PurchaseIntent); the game decides whether to buy it.
+    /// `offer`: the win-back offer shown with it, if any.
+    case promoted(productID: String, offer: JSONValue?)
 }
 
 public enum ProductKind: String, Sendable, CaseIterable {

@@ -93,18 +93,41 @@ enum StoreKitMapping {
     }
 
     /// A renewal is made by the store, not by a click, even though it carries
-    /// the first purchase's `appAccountToken`.
+    /// the first purchase's `appAccountToken`. iOS 17+: `reason`; before,
+    /// `reasonStringRepresentation` (back-deployed to iOS 15). Not
+    /// `id != originalID`: a re-subscription or an upgrade continues the
+    /// chain too, and is the game's click.
     static func isRenewal(_ t: Transaction) -> Bool {
-        if #available(iOS 17.0, macOS 14.0, tvOS 17.0, *) { return t.reason == .renewal }
-        return isRenewal(kind: kind(t.productType), id: t.id, originalID: t.originalID)
+        if #available(iOS 17.0, macOS 14.0, tvOS 17.0, *), OSCheck.atLeast(17, 0) { return t.reason == .renewal }
+        return isRenewal(reasonString: t.reasonStringRepresentation)
     }
 
-    /// Before iOS 17 (no `Transaction.reason`): a later transaction of an
-    /// auto-renewable chain. It also flags an upgrade within the chain, whose
-    /// result then gets an SDK key when it arrives through `updates` rather
-    /// than as the answer to the purchase call.
-    static func isRenewal(kind: ProductKind, id: UInt64, originalID: UInt64) -> Bool {
-        kind == .autoRenewableSubscription && id != originalID
+    static func isRenewal(reasonString: String) -> Bool { reasonString.uppercased() == "RENEWAL" }
+
+    /// What was paid (`Transaction.price`, offers included), else the list price.
+    static func paidPrice(_ t: Transaction, product: Product?) -> String {
+        if let p = t.price { return decimal(p) }
+        return product.map { decimal($0.price) } ?? ""
+    }
+
+    static func paidCurrency(_ t: Transaction, product: Product?) -> String {
+        var code: String? = nil
+        if #available(iOS 16.0, macOS 13.0, tvOS 16.0, *), OSCheck.atLeast(16, 0) {
+            code = t.currency?.identifier
+        } else {
+            code = t.currencyCode
+        }
+        if let code, !code.isEmpty { return code }
+        return product.map(currency) ?? ""
+    }
+
+    /// `{"id","type","paymentMode","period","periods","price"}` of a promoted
+    /// purchase's offer.
+    static func promotedOffer(_ o: Product.SubscriptionOffer) -> JSONValue {
+        guard case .object(var fields) = offer(o) else { return .null }
+        fields["id"] = o.id.map(JSONValue.string) ?? .null
+        fields["type"] = .string(o.type.rawValue)
+        return .object(fields)
     }
 
     static func revocationReason(_ r: Transaction.RevocationReason?) -> String {
@@ -112,9 +135,9 @@ enum StoreKitMapping {
         return r == .developerIssue ? "developerIssue" : "refunded"
     }
 
-    /// The store-neutral transaction. `product` (from a products request)
-    /// supplies price and currency, which StoreKit 2 transactions lack before
-    /// iOS 17; without it they are empty strings.
+    /// The store-neutral transaction. Price and currency are what was paid
+    /// (`Transaction.price`/`currency`); `product` (from a products request)
+    /// supplies the list price where the transaction has none.
     static func transaction(_ t: Transaction, verified: Bool, jws: String?, product: Product?,
                             config: BridgeConfig) -> StoreTransaction {
         let k = kind(t.productType)
@@ -127,7 +150,7 @@ enum StoreKitMapping {
             id: String(t.id), originalID: String(t.originalID), productID: t.productID, kind: k,
             purchaseDateMs: ms(t.purchaseDate), expiresDateMs: expires, revocationDateMs: t.revocationDate.map(ms),
             revocationReason: t.revocationDate == nil ? nil : revocationReason(t.revocationReason),
-            price: product.map { decimal($0.price) } ?? "", currency: product.map(currency) ?? "",
+            price: paidPrice(t, product: product), currency: paidCurrency(t, product: product),
             quantity: Int64(t.purchasedQuantity),
             token: t.appAccountToken.flatMap { PurchaseToken(uuidString: $0.uuidString) },
             verified: verified, jws: jws, environment: environment(t), isUpgraded: t.isUpgraded,

@@ -3,6 +3,9 @@ import StoreKit
 #else
 import StoreKitStandIn
 #endif
+#if canImport(UIKit) && os(iOS)
+import UIKit
+#endif
 import Foundation
 import IAPCore
 
@@ -42,6 +45,8 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     static let stopLimitMs: Int64 = 2_000
     /// Reported transactions by ID, for `finish` (which needs the value).
     private var kept: [String: Transaction] = [:]
+    /// Promoted purchases waiting for the game, by product ID.
+    private var promoted: [String: PromotedOffer] = [:]
     /// Products seen in answers, by ID: prices for transactions, and
     /// purchases without another request.
     private var products: [String: Product] = [:]
@@ -96,6 +101,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
                 await self.report(result, .update)
             }
             self.emit(.unfinished(ids))
+            await self.reportRefundsWhileClosed()
             let list = await self.entitlements()
             self.lock.withLock { self.lastEntitlementIDs = list.map(\.id) }
             self.emit(.entitlements(list, reason: "open"))
@@ -138,7 +144,9 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     }
 
     public func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
-        try validatePurchase(productID: productID)
+        // A product the App Store promoted is bought even if a products
+        // request has not listed it.
+        if lock.withLock({ promoted[productID] == nil }) { try validatePurchase(productID: productID) }
         try lock.withLock { () throws(IAPError) in
             guard !stopped else { throw IAPError(.closed, "the store is stopped") }
         }
@@ -246,15 +254,22 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     }
 
     private func runPurchase(productID: String, key: Int64, token: PurchaseToken) async {
+        // A purchase the App Store promoted (PurchaseIntent) is bought as the
+        // intent says: its product, with its win-back offer.
+        let intent = lock.withLock { promoted.removeValue(forKey: productID) }
         let product: Product
-        switch await lookup(productID) {
-        case .found(let p): product = p
-        case .notSold:
-            emit(.purchaseFailed(key: key, productID: productID, failure: .productUnavailable))
-            return
-        case .failed(let error):
-            emit(.purchaseFailed(key: key, productID: productID, failure: StoreKitMapping.failure(for: error)))
-            return
+        if let intent {
+            product = intent.product
+        } else {
+            switch await lookup(productID) {
+            case .found(let p): product = p
+            case .notSold:
+                emit(.purchaseFailed(key: key, productID: productID, failure: .productUnavailable))
+                return
+            case .failed(let error):
+                emit(.purchaseFailed(key: key, productID: productID, failure: StoreKitMapping.failure(for: error)))
+                return
+            }
         }
         // The token's text is a valid UUID by construction (16 bytes).
         guard let uuid = UUID(uuidString: token.uuidString) else {
@@ -268,23 +283,108 @@ public final class StoreKitStore: Store, @unchecked Sendable {
             ownedBefore = await Transaction.currentEntitlement(for: productID)?.unsafePayloadValue.id
         }
         do {
-            let result = try await product.purchase(options: [.appAccountToken(uuid)])
-            if case .success(let verification) = result {
+            let answer = try await StoreKitStore.buy(product, token: uuid, offer: intent)
+            switch answer {
+            case .success(let verification):
                 await report(verification, .purchase(key: key),
                              alreadyOwned: ownedBefore != nil && ownedBefore == verification.unsafePayloadValue.id)
-            } else if case .userCancelled = result {
+            case .userCancelled:
                 emit(.purchaseFailed(key: key, productID: productID, failure: .cancelled))
-            } else if case .pending = result {
-                // Ask to Buy (or a payment needing action): the transaction, if
-                // any, comes later through `updates` with this token.
-                emit(.pending(key: key, productID: productID, reason: "askToBuy"))
-            } else {
+            case .pending:
+                // StoreKit does not say why: a parent must approve (Ask to
+                // Buy) or the player must act (a bank's check). The
+                // transaction, if any, comes later through `updates` with
+                // this token.
+                emit(.pending(key: key, productID: productID, reason: "actionRequired"))
+            case .other:
                 emit(.purchaseFailed(key: key, productID: productID, failure: .unknown))
             }
         } catch {
             emit(.purchaseFailed(key: key, productID: productID, failure: StoreKitMapping.failure(for: error)))
         }
     }
+
+    /// A purchase answer, Sendable (Product.PurchaseResult is not, before iOS 17).
+    enum PurchaseAnswer: Sendable {
+        case success(VerificationResult<Transaction>)
+        case userCancelled
+        case pending
+        case other
+    }
+
+    /// The purchase call this OS wants (DESIGN §6, "Current iOS"): from iOS
+    /// 18.2 `purchase(confirmIn:)` with the key window's view controller,
+    /// from 17 with the foreground window scene; the plain
+    /// `purchase(options:)` (which fails on 18.2+ in a UIKit app with "Could
+    /// not get confirmation scene ID") only below 17, or when the app has no
+    /// scene (then nothing better exists). The SDK finds the scene itself.
+    @MainActor
+    static func buy(_ product: Product, token: UUID?, offer: PromotedOffer?) async throws -> PurchaseAnswer {
+        var options: Set<Product.PurchaseOption> = []
+        if let token { options.insert(.appAccountToken(token)) }
+        if let offer, #available(iOS 18.0, macOS 15.0, tvOS 18.0, *), OSCheck.atLeast(18, 0),
+           let o = offer.subscriptionOffer, o.type == .winBack {
+            options.insert(.winBackOffer(o))
+        }
+        let result: Product.PurchaseResult
+        #if !canImport(StoreKit) || os(iOS)
+        let scene = foregroundScene()
+        if #available(iOS 18.2, *), OSCheck.atLeast(18, 2), let vc = scene.flatMap(keyViewController) {
+            result = try await product.purchase(confirmIn: vc, options: options)
+        } else if #available(iOS 17.0, *), OSCheck.atLeast(17, 0), let scene {
+            result = try await product.purchase(confirmIn: scene, options: options)
+        } else {
+            result = try await product.purchase(options: options)
+        }
+        #else
+        result = try await product.purchase(options: options)
+        #endif
+        if case .success(let v) = result { return .success(v) }
+        if case .userCancelled = result { return .userCancelled }
+        if case .pending = result { return .pending }
+        return .other
+    }
+
+    #if !canImport(StoreKit) || os(iOS)
+    /// The app's foreground window scene (active first, then inactive).
+    @MainActor
+    static func foregroundScene() -> UIWindowScene? {
+        let scenes = UIApplication.shared.connectedScenes.compactMap { $0 as? UIWindowScene }
+        return scenes.first { $0.activationState == .foregroundActive }
+            ?? scenes.first { $0.activationState == .foregroundInactive }
+    }
+
+    /// The topmost view controller of the scene's key window.
+    @MainActor
+    static func keyViewController(_ scene: UIWindowScene) -> UIViewController? {
+        guard var vc = (scene.keyWindow ?? scene.windows.first { $0.isKeyWindow })?.rootViewController else { return nil }
+        while let top = vc.presentedViewController { vc = top }
+        return vc
+    }
+    #endif
+
+    /// Consumables refunded while the app was closed: `Transaction.updates`
+    /// does not deliver them again and entitlements never list consumables,
+    /// so `Transaction.all` (which keeps refunded consumables) is scanned at
+    /// open. Bounded: at most `refundScanLimit` transactions, revocations of
+    /// the last `refundScanDays` days; the coordinator drops those it has
+    /// delivered already (tombstones).
+    private func reportRefundsWhileClosed() async {
+        let since = Date().addingTimeInterval(-Double(StoreKitStore.refundScanDays) * 86_400)
+        var seen = 0
+        for await result in Transaction.all {
+            if Task.isCancelled { return }
+            seen += 1
+            if seen > StoreKitStore.refundScanLimit { break }
+            let t = result.unsafePayloadValue
+            guard case .verified = result, t.productType == .consumable, let revoked = t.revocationDate, revoked >= since
+            else { continue }
+            await report(result, .update)
+        }
+    }
+
+    static let refundScanLimit = 2_000
+    static let refundScanDays = 90
 
     /// What the player owns: verified, unrevoked entitlements; non-renewing
     /// subscriptions only within the game's term (as the simulator).
@@ -341,32 +441,68 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     // MARK: Promoted purchases
 
     #if !canImport(StoreKit) || os(iOS)
-    /// A purchase the player started on the App Store page: bought at once
-    /// (the bridge is open, so the game is ready), without a token; the
-    /// coordinator gives its result an SDK key (origin "store", C7).
+    /// Purchases the player started on the App Store page (PurchaseIntent).
+    /// By default the game decides (`"promotedPurchases": "ask"`): a
+    /// `"promoted"` message names the product (and its win-back offer); the
+    /// intent is kept until the game buys that product (`iap_buy`, which then
+    /// buys with the intent's offer) or the bridge closes. With `"buy"` the
+    /// SDK buys at once, without a token: the result gets an SDK key (origin
+    /// "store", C7). The listener starts in `iap_open`; StoreKit keeps an
+    /// intent that arrived before (the one that launched the app).
     @available(iOS 16.4, *)
     private func listenForPromotedPurchases() {
         tasks.spawn { [weak self] in
             for await intent in PurchaseIntent.intents {
                 guard let self, !Task.isCancelled else { return }
-                await self.buyPromoted(intent)
+                await self.promotedIntent(intent)
             }
         }
     }
 
     @available(iOS 16.4, *)
-    private func buyPromoted(_ intent: PurchaseIntent) async {
-        lock.withLock { products[intent.product.id] = intent.product }
-        do {
-            let result = try await intent.product.purchase()
-            if case .success(let verification) = result { await report(verification, .update) }
-            // Cancelled: nothing to report. Pending: the transaction arrives
-            // later through `updates`.
-        } catch {
-            emit(.error(op: "store", message: "the purchase of \(intent.product.id) promoted on the App Store failed: \(StoreKitMapping.describe(error))"))
+    private func promotedIntent(_ intent: PurchaseIntent) async {
+        var offer: Product.SubscriptionOffer? = nil
+        if #available(iOS 18.0, *), OSCheck.atLeast(18, 0) { offer = intent.offer }
+        let held = PromotedOffer(product: intent.product, subscriptionOffer: offer)
+        lock.withLock {
+            products[intent.product.id] = intent.product
+            notSold.remove(intent.product.id)
         }
+        if options.promotedPurchases == .buy {
+            do {
+                let answer = try await StoreKitStore.buy(intent.product, token: nil, offer: held)
+                if case .success(let verification) = answer { await report(verification, .update) }
+                // Cancelled: nothing to report. Pending: the transaction arrives
+                // later through `updates`.
+            } catch {
+                emit(.error(op: "store", message: "the purchase of \(intent.product.id) promoted on the App Store failed: \(StoreKitMapping.describe(error))"))
+            }
+            return
+        }
+        lock.withLock { promoted[intent.product.id] = held }
+        emit(.promoted(productID: intent.product.id, offer: offer.map(StoreKitMapping.promotedOffer)))
     }
     #endif
+}
+
+/// A promoted purchase kept until the game decides: its product and, iOS
+/// 18+, the win-back offer the App Store showed with it.
+struct PromotedOffer: Sendable {
+    let product: Product
+    let subscriptionOffer: Product.SubscriptionOffer?
+}
+
+/// The OS version where `#available` cannot tell (the stand-in on Linux,
+/// where it is always true): the stand-in's scripted iOS version. On Apple
+/// platforms `#available` decides and this is always true.
+enum OSCheck {
+    static func atLeast(_ major: Int, _ minor: Int) -> Bool {
+        #if canImport(StoreKit)
+        return true
+        #else
+        return SimulatedOS.isAtLeast(major, minor)
+        #endif
+    }
 }
 
 /// Breaks the cycle store -> finish queue -> timeout handler -> store.

@@ -70,11 +70,25 @@ public struct Product: Identifiable, Equatable, Hashable, Sendable {
 extension Product {
     /// 16.2:733-755. Not Sendable in 16.2 (17.0 adds it), so neither here.
     public struct PurchaseOption: Equatable, Hashable {
-        enum Kind: Hashable { case appAccountToken(UUID) }
+        enum Kind: Hashable, Sendable {
+            case appAccountToken(UUID)
+            case quantity(Int)
+            case winBackOffer(String?)
+        }
         let kind: Kind
 
         /// 16.2:736.
         public static func appAccountToken(_ token: UUID) -> PurchaseOption { PurchaseOption(kind: .appAccountToken(token)) }
+
+        /// 16.2:738: units of a consumable.
+        public static func quantity(_ quantity: Int) -> PurchaseOption { PurchaseOption(kind: .quantity(quantity)) }
+
+        /// iOS 18.0 (iPhoneOS18.1 interface, `Product.PurchaseOption`): buys
+        /// with this win-back offer (from a `PurchaseIntent`, for instance).
+        @available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, *)
+        public static func winBackOffer(_ offer: Product.SubscriptionOffer) -> PurchaseOption {
+            PurchaseOption(kind: .winBackOffer(offer.id))
+        }
     }
 
     /// 16.2:816-820. Not Sendable in 16.2 (17.0 adds it), so neither here:
@@ -97,13 +111,32 @@ extension Product {
         case missingOfferParameters
     }
 
-    /// 16.2:836-838. Scripted through `StandIn.nextPurchase(...)`.
+    /// 16.2:836-838. Scripted through `StandIn.nextPurchase(...)`. From iOS
+    /// 18.2 (`StandIn.osVersion`), in a UIKit app, it throws
+    /// `StandIn.ConfirmationSceneError` ("Could not get confirmation scene
+    /// ID"): the sheet needs a scene or view controller.
     public func purchase(options: Set<PurchaseOption> = []) async throws -> PurchaseResult {
-        var token: UUID? = nil
-        for o in options {
-            if case .appAccountToken(let u) = o.kind { token = u }
-        }
-        return try await World.shared.purchase(self, token: token)
+        try await World.shared.purchase(self, options: options.map(\.kind), route: .plain)
+    }
+
+    /// iOS 17.0 (iPhoneOS17.0+ interface): the sheet shows in `scene`.
+    @available(iOS 17.0, macCatalyst 17.0, *)
+    @available(macOS, unavailable)
+    @available(watchOS, unavailable)
+    @MainActor
+    public func purchase(confirmIn scene: some UIScene, options: Set<PurchaseOption> = []) async throws -> PurchaseResult {
+        try await World.shared.purchase(self, options: options.map(\.kind), route: .scene)
+    }
+
+    /// iOS 18.2 (not in the iPhoneOS18.1 interface; Apple's documentation):
+    /// the sheet shows near `viewController`.
+    @available(iOS 18.2, macCatalyst 18.2, tvOS 18.2, *)
+    @available(macOS, unavailable)
+    @available(watchOS, unavailable)
+    @MainActor
+    public func purchase(confirmIn viewController: UIViewController,
+                         options: Set<PurchaseOption> = []) async throws -> PurchaseResult {
+        try await World.shared.purchase(self, options: options.map(\.kind), route: .viewController)
     }
 
     /// 16.2:840-845: the products the store sells among `identifiers`;

@@ -12,9 +12,18 @@
 @available(watchOS, unavailable)
 public struct PurchaseIntent: Equatable, Sendable {
     public let product: Product
+    /// iPhoneOS18.1 interface (`PurchaseIntent`, iOS 18.0): the win-back
+    /// offer the App Store showed with the product, if any.
+    @available(iOS 18.0, macOS 15.0, *)
+    public var offer: Product.SubscriptionOffer? { storedOffer }
     public var id: Product.ID { product.id }
 
-    init(product: Product) { self.product = product }
+    let storedOffer: Product.SubscriptionOffer?
+
+    init(product: Product, offer: Product.SubscriptionOffer? = nil) {
+        self.product = product
+        self.storedOffer = offer
+    }
 }
 
 @available(iOS 16.4, macCatalyst 16.4, *)

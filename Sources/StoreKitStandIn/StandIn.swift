@@ -32,12 +32,27 @@ public enum StandIn {
         case deliveredTwice
     }
 
+    /// Which purchase call the app made.
+    public enum PurchaseRoute: String, Sendable {
+        /// `purchase(options:)`.
+        case plain
+        /// `purchase(confirmIn: UIScene, options:)`, iOS 17+.
+        case scene
+        /// `purchase(confirmIn: UIViewController, options:)`, iOS 18.2+.
+        case viewController
+    }
+
     public struct PurchaseCall: Sendable, Equatable {
         public let productID: String
         public let appAccountToken: UUID?
-        public init(productID: String, appAccountToken: UUID?) {
+        public let route: PurchaseRoute
+        /// The ID of the win-back offer passed with `.winBackOffer`, if any.
+        public let winBackOfferID: String?
+        public init(productID: String, appAccountToken: UUID?, route: PurchaseRoute = .plain, winBackOfferID: String? = nil) {
             self.productID = productID
             self.appAccountToken = appAccountToken
+            self.route = route
+            self.winBackOfferID = winBackOfferID
         }
     }
 
@@ -57,6 +72,46 @@ public enum StandIn {
     }
 
     // MARK: Setting the stage
+
+    /// The iOS version the app runs on: which StoreKit calls exist
+    /// (`purchase(confirmIn:)` with a scene from 17.0, with a view controller
+    /// from 18.2) and how the old call behaves (from 18.2, `purchase(options:)`
+    /// in a UIKit app fails with "Could not get confirmation scene ID").
+    /// Default: 18.2.
+    public static var osVersion: (major: Int, minor: Int) {
+        get { World.shared.locked { World.shared.osVersion } }
+        set { World.shared.locked { World.shared.osVersion = newValue } }
+    }
+
+    /// What the app has on screen, for the purchase sheet.
+    public enum Screen: Sendable {
+        /// A foreground-active window scene whose key window has a root view controller.
+        case foregroundWithKeyWindow
+        /// A foreground-active window scene with no key window.
+        case foregroundWithoutKeyWindow
+        /// Only a background scene (the app is not in front).
+        case backgroundOnly
+        /// No scene at all.
+        case noScene
+    }
+
+    /// Default: `.foregroundWithKeyWindow`.
+    public static var screen: Screen {
+        get { World.shared.locked { World.shared.screen } }
+        set { World.shared.locked { World.shared.screen = newValue } }
+    }
+
+    /// A purchase call the scripted OS does not have (a crash on a device).
+    public struct UnavailableCall: Error, CustomStringConvertible, Sendable {
+        public let route: PurchaseRoute
+        public var description: String { "purchase call \(route.rawValue) does not exist on this iOS" }
+    }
+
+    /// The error `purchase(options:)` throws on iOS 18.2+ in a UIKit app.
+    public struct ConfirmationSceneError: Error, CustomStringConvertible, Sendable {
+        public init() {}
+        public var description: String { "Could not get confirmation scene ID" }
+    }
 
     /// A new, empty App Store and a freshly launched app.
     public static func reset() { World.shared.reset() }
@@ -135,8 +190,9 @@ public enum StandIn {
     /// A purchase the app did not start (another device, promoted on the App
     /// Store), delivered through `Transaction.updates`.
     @discardableResult
-    public static func externalPurchase(_ productID: String, verified: Bool = true) -> UInt64? {
-        World.shared.charge(productID, token: nil, verified: verified, finished: false, deliver: true)
+    public static func externalPurchase(_ productID: String, verified: Bool = true,
+                                        appAccountToken: UUID? = nil) -> UInt64? {
+        World.shared.charge(productID, token: appAccountToken, verified: verified, finished: false, deliver: true)
     }
 
     /// A transaction already in the ledger, delivered nowhere: unfinished ones
@@ -160,7 +216,21 @@ public enum StandIn {
     public static func redeliver(_ id: UInt64) { World.shared.deliver(id: id) }
 
     /// The player taps a purchase promoted on the App Store.
-    public static func promote(_ productID: String) { World.shared.promote(productID) }
+    /// With `winBackOfferID`, the intent carries that win-back offer (iOS 18).
+    /// Promoted while nobody listens to `PurchaseIntent.intents`, the intent
+    /// waits for the first listener (as StoreKit keeps the one that launched
+    /// the app).
+    public static func promote(_ productID: String, winBackOfferID: String? = nil) {
+        World.shared.promote(productID, winBackOfferID: winBackOfferID)
+    }
+
+    /// Refunds transaction `id` while the app is closed: nothing is delivered.
+    public static func refundWhileClosed(_ id: UInt64, reason: Transaction.RevocationReason = .other) {
+        World.shared.refund(id, reason: reason, deliver: false)
+    }
+
+    /// Transaction `id` verifies from now on (a transient verification failure ends).
+    public static func verify(_ id: UInt64) { World.shared.verify(id) }
 
     public static func advanceClock(seconds: TimeInterval) { World.shared.advanceClock(seconds) }
 
@@ -177,6 +247,12 @@ public enum StandIn {
     public static var updateListeners: Int { World.shared.updateSubscriberCount }
     /// `PurchaseIntent.intents` sequences currently listened to.
     public static var intentListeners: Int { World.shared.intentSubscriberCount }
+}
+
+/// The iOS version the stand-in plays (`StandIn.osVersion`), for the
+/// backend's run-time checks where `#available` is always true (Linux).
+public enum SimulatedOS {
+    public static func isAtLeast(_ major: Int, _ minor: Int) -> Bool { World.shared.isAtLeast(major, minor) }
 }
 
 /// A JWS-shaped string for each transaction (header.payload.signature,

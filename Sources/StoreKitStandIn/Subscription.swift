@@ -45,6 +45,9 @@ extension Product {
             public init(rawValue: String) { self.rawValue = rawValue }
             public static let introductory = OfferType(rawValue: "introductory")
             public static let promotional = OfferType(rawValue: "promotional")
+            /// iOS 18.0.
+            @available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, *)
+            public static let winBack = OfferType(rawValue: "winBack")
         }
         public struct PaymentMode: RawRepresentable, Equatable, Hashable, Sendable {
             public let rawValue: String
@@ -61,9 +64,9 @@ extension Product {
         public let periodCount: Int
         public let paymentMode: PaymentMode
 
-        init(type: OfferType, price: Decimal, displayPrice: String, period: SubscriptionPeriod, periodCount: Int,
-             paymentMode: PaymentMode) {
-            self.id = nil
+        init(id: String? = nil, type: OfferType, price: Decimal, displayPrice: String, period: SubscriptionPeriod,
+             periodCount: Int, paymentMode: PaymentMode) {
+            self.id = id
             self.type = type
             self.price = price
             self.displayPrice = displayPrice

@@ -71,6 +71,28 @@ public struct Transaction: Identifiable, Equatable, Hashable, Sendable {
     @available(watchOS, introduced: 8.0, deprecated: 9.0, message: "Use the environment property instead")
     public var environmentStringRepresentation: String { environmentRaw }
 
+    /// Back-deployed to iOS 15 (deprecated in 17 for `reason`): "PURCHASE"
+    /// or "RENEWAL".
+    @available(iOS, introduced: 15.0, deprecated: 17.0, message: "Use the reason property instead")
+    @available(macOS, introduced: 12.0, deprecated: 14.0, message: "Use the reason property instead")
+    @available(tvOS, introduced: 15.0, deprecated: 17.0, message: "Use the reason property instead")
+    @available(watchOS, introduced: 8.0, deprecated: 10.0, message: "Use the reason property instead")
+    public var reasonStringRepresentation: String { reasonRaw }
+
+    /// What the player paid, offers included (iOS 15, back-deployed); nil when unknown.
+    public var price: Decimal? { paidPrice }
+
+    /// ISO 4217 code of `price` (iOS 15; deprecated in 16 for `currency`).
+    @available(iOS, introduced: 15.0, deprecated: 16.0, message: "Use the currency property instead")
+    @available(macOS, introduced: 12.0, deprecated: 13.0, message: "Use the currency property instead")
+    @available(tvOS, introduced: 15.0, deprecated: 16.0, message: "Use the currency property instead")
+    @available(watchOS, introduced: 8.0, deprecated: 9.0, message: "Use the currency property instead")
+    public var currencyCode: String? { paidCurrency }
+
+    /// The currency of `price` (iOS 16).
+    @available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, *)
+    public var currency: Locale.Currency? { paidCurrency.map { Locale.Currency($0) } }
+
     /// iPhoneOS17.0 interface: `@available(iOS 17.0, macOS 14.0, tvOS 17.0,
     /// watchOS 10.0, *) public let reason: StoreKit.Transaction.Reason`.
     @available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
@@ -84,6 +106,8 @@ public struct Transaction: Identifiable, Equatable, Hashable, Sendable {
     let reasonRaw: String
     /// What `VerificationResult.jwsRepresentation` returns for this transaction.
     let signedJWS: String
+    var paidPrice: Decimal? = nil
+    var paidCurrency: String? = nil
 
     init(id: UInt64, originalID: UInt64, productID: String, subscriptionGroupID: String?, purchaseDate: Date,
          originalPurchaseDate: Date, expirationDate: Date?, purchasedQuantity: Int, isUpgraded: Bool,
@@ -110,11 +134,14 @@ public struct Transaction: Identifiable, Equatable, Hashable, Sendable {
 
     /// A copy with other revocation fields (a refund).
     func revoked(at date: Date, reason: RevocationReason) -> Transaction {
-        Transaction(id: id, originalID: originalID, productID: productID, subscriptionGroupID: subscriptionGroupID,
+        var t = Transaction(id: id, originalID: originalID, productID: productID, subscriptionGroupID: subscriptionGroupID,
                     purchaseDate: purchaseDate, originalPurchaseDate: originalPurchaseDate,
                     expirationDate: expirationDate, purchasedQuantity: purchasedQuantity, isUpgraded: isUpgraded,
                     revocationDate: date, revocationReason: reason, productType: productType,
                     appAccountToken: appAccountToken, environmentRaw: environmentRaw, reasonRaw: reasonRaw)
+        t.paidPrice = paidPrice
+        t.paidCurrency = paidCurrency
+        return t
     }
 
     /// 16.2:562-564: tells the App Store the content was delivered. Scripted
@@ -149,6 +176,11 @@ extension Transaction {
     public static func currentEntitlement(for productID: String) async -> VerificationResult<Transaction>? {
         World.shared.currentEntitlements.first { $0.unsafePayloadValue.productID == productID }
     }
+
+    /// 16.2 (Transaction): every transaction of the player, refunded
+    /// consumables included (finished consumables are absent unless
+    /// refunded, without SKIncludeConsumableInAppPurchaseHistory). Finite.
+    public static var all: Transactions { World.shared.snapshot(\.all) }
 
     /// 16.2:616-620: every transaction not finished yet. Finite.
     public static var unfinished: Transactions { World.shared.snapshot(\.unfinished) }

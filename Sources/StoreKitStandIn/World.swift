@@ -39,6 +39,10 @@ final class World: @unchecked Sendable {
     var syncError: (any Error)? = nil
     var finishHangs = false
     var environment = "Xcode"
+    var osVersion: (major: Int, minor: Int) = (18, 2)
+    var screen: StandIn.Screen = .foregroundWithKeyWindow
+    /// Intents promoted while nobody listened: the first listener gets them.
+    private var waitingIntents: [PurchaseIntent] = []
     private(set) var finishCalls: [UInt64] = []
     private(set) var purchaseCalls: [StandIn.PurchaseCall] = []
     private(set) var productRequests: [[String]] = []
@@ -63,6 +67,7 @@ final class World: @unchecked Sendable {
             products = [:]; entries = [:]; order = []; script = []; pending = []; hung = []
             updateSubscribers = [:]; intentSubscribers = [:]; launchRedelivery = true; clockOffset = 0
             productsError = nil; syncError = nil; finishHangs = false; environment = "Xcode"
+            osVersion = (18, 2); screen = .foregroundWithKeyWindow; waitingIntents = []
             finishCalls = []; purchaseCalls = []; productRequests = []; syncCount = 0
             return out
         }
@@ -105,21 +110,34 @@ final class World: @unchecked Sendable {
     }
 
     /// Records a new transaction; called with `lock` held.
-    private func chargeLocked(_ p: Product, token: UUID?, verified: Bool, renewalOf: Transaction? = nil) -> Entry {
+    private func chargeLocked(_ p: Product, token: UUID?, verified: Bool, renewalOf: Transaction? = nil,
+                              quantity: Int = 1, offer: Product.SubscriptionOffer? = nil) -> Entry {
         let id = nextID
         nextID += 1
         let at = Date().addingTimeInterval(clockOffset)
+        // A subscription bought again in its group continues the player's
+        // chain (same originalID), as the App Store does; the first one of a
+        // group takes the introductory offer.
+        var earlier: Transaction? = nil
+        if renewalOf == nil, let g = p.subscription?.subscriptionGroupID {
+            earlier = order.lazy.compactMap { self.entries[$0]?.transaction }.first { $0.subscriptionGroupID == g }
+        }
+        var paid = offer?.price ?? p.price
+        if offer == nil, renewalOf == nil, earlier == nil, let intro = p.subscription?.introductoryOffer { paid = intro.price }
         var expires: Date? = nil
         if let period = p.subscription?.subscriptionPeriod {
             let start = renewalOf?.expirationDate ?? at
             expires = start.addingTimeInterval(World.seconds(period))
         }
-        let t = Transaction(
-            id: id, originalID: renewalOf?.originalID ?? id, productID: p.id,
+        var t = Transaction(
+            id: id, originalID: renewalOf?.originalID ?? earlier?.originalID ?? id, productID: p.id,
             subscriptionGroupID: p.subscription?.subscriptionGroupID, purchaseDate: renewalOf?.expirationDate ?? at,
-            originalPurchaseDate: renewalOf?.originalPurchaseDate ?? at, expirationDate: expires, purchasedQuantity: 1,
+            originalPurchaseDate: renewalOf?.originalPurchaseDate ?? earlier?.originalPurchaseDate ?? at,
+            expirationDate: expires, purchasedQuantity: quantity,
             isUpgraded: false, revocationDate: nil, revocationReason: nil, productType: p.type,
             appAccountToken: token, environmentRaw: environment, reasonRaw: renewalOf == nil ? "PURCHASE" : "RENEWAL")
+        t.paidPrice = paid * Decimal(quantity)
+        t.paidCurrency = p.currencyCode
         let e = Entry(transaction: t, verified: verified, finished: false)
         entries[id] = e
         order.append(id)
@@ -147,6 +165,15 @@ final class World: @unchecked Sendable {
             if p.type == .autoRenewable, let x = e.transaction.expirationDate, x > now { return e }
         }
         return nil
+    }
+
+    /// Every transaction; finished consumables only when refunded.
+    var all: [Result] {
+        locked {
+            order.compactMap { entries[$0] }.filter { e in
+                !(e.finished && e.transaction.productType == .consumable && e.transaction.revocationDate == nil)
+            }.map(result)
+        }
     }
 
     var unfinished: [Result] {
@@ -206,13 +233,15 @@ final class World: @unchecked Sendable {
     func subscribeIntents() -> AsyncStream<PurchaseIntent> {
         var cont: AsyncStream<PurchaseIntent>.Continuation! = nil
         let stream = AsyncStream<PurchaseIntent> { cont = $0 }
-        let n: Int = locked {
+        let (n, waiting): (Int, [PurchaseIntent]) = locked {
             let n = nextSubscriber
             nextSubscriber += 1
             intentSubscribers[n] = cont
-            return n
+            defer { waitingIntents = [] }
+            return (n, waitingIntents)
         }
         cont.onTermination = { [weak self] _ in self?.locked { _ = self?.intentSubscribers.removeValue(forKey: n) } }
+        for i in waiting { cont.yield(i) }
         return stream
     }
 
@@ -232,14 +261,68 @@ final class World: @unchecked Sendable {
 
     // MARK: Purchases
 
-    func purchase(_ p: Product, token: UUID?) async throws -> Product.PurchaseResult {
-        let outcome: StandIn.PurchaseOutcome = locked {
-            purchaseCalls.append(StandIn.PurchaseCall(productID: p.id, appAccountToken: token))
-            return script.isEmpty ? .success : script.removeFirst()
+    // MARK: Screen and OS
+
+    func isAtLeast(_ major: Int, _ minor: Int) -> Bool {
+        let v = locked { osVersion }
+        return v.major > major || (v.major == major && v.minor >= minor)
+    }
+
+    func scenes() -> Set<UIScene> {
+        switch locked({ screen }) {
+        case .foregroundWithKeyWindow:
+            return [UIWindowScene(activationState: .foregroundActive,
+                                  windows: [UIWindow(isKeyWindow: true, rootViewController: UIViewController())])]
+        case .foregroundWithoutKeyWindow:
+            return [UIWindowScene(activationState: .foregroundActive,
+                                  windows: [UIWindow(isKeyWindow: false, rootViewController: nil)])]
+        case .backgroundOnly:
+            return [UIWindowScene(activationState: .background,
+                                  windows: [UIWindow(isKeyWindow: true, rootViewController: UIViewController())])]
+        case .noScene:
+            return []
         }
+    }
+
+    // MARK: Purchases
+
+    func purchase(_ p: Product, options: [Product.PurchaseOption.Kind], route: StandIn.PurchaseRoute) async throws
+        -> Product.PurchaseResult {
+        var token: UUID? = nil
+        var quantity = 1
+        var winBack: String?? = nil
+        for o in options {
+            switch o {
+            case .appAccountToken(let u): token = u
+            case .quantity(let q): quantity = q
+            case .winBackOffer(let id): winBack = .some(id)
+            }
+        }
+        let offer: Product.SubscriptionOffer? = winBack.map { id in
+            Product.SubscriptionOffer(id: id, type: .winBack, price: 0, displayPrice: "0", period: Product.SubscriptionPeriod(unit: .month, value: 1),
+                                      periodCount: 1, paymentMode: .freeTrial)
+        }
+        let (outcome, available, sceneFails): (StandIn.PurchaseOutcome?, Bool, Bool) = locked {
+            purchaseCalls.append(StandIn.PurchaseCall(productID: p.id, appAccountToken: token, route: route,
+                                                      winBackOfferID: winBack ?? nil))
+            let v = osVersion
+            let atLeast = { (a: Int, b: Int) in v.major > a || (v.major == a && v.minor >= b) }
+            let available = route == .plain || (route == .scene && atLeast(17, 0)) || (route == .viewController && atLeast(18, 2))
+            let sceneFails = route == .plain && atLeast(18, 2) && screen != .noScene
+            guard available, !sceneFails else { return (nil, available, sceneFails) }
+            return (script.isEmpty ? .success : script.removeFirst(), true, false)
+        }
+        if !available {
+            // On a device: a symbol missing at run time. Here: an error the test sees.
+            throw StoreKitError.systemError(StandIn.UnavailableCall(route: route))
+        }
+        if sceneFails { throw StoreKitError.systemError(StandIn.ConfirmationSceneError()) }
+        guard let outcome else { throw StoreKitError.unknown }
         switch outcome {
         case .success:
-            return .success(result(locked { ownedLocked(p) ?? chargeLocked(p, token: token, verified: true) }))
+            return .success(result(locked {
+                ownedLocked(p) ?? chargeLocked(p, token: token, verified: true, quantity: quantity, offer: offer)
+            }))
         case .unverified(let error):
             let e = locked { chargeLocked(p, token: token, verified: false) }
             return .success(.unverified(e.transaction, error))
@@ -310,22 +393,33 @@ final class World: @unchecked Sendable {
 
     /// A refund: the transaction gets a revocation date and arrives again
     /// through the update stream (to running apps only).
-    func refund(_ id: UInt64, reason: Transaction.RevocationReason) {
+    /// Transaction `id` verifies from now on.
+    func verify(_ id: UInt64) { locked { entries[id]?.verified = true } }
+
+    func refund(_ id: UInt64, reason: Transaction.RevocationReason, deliver: Bool = true) {
         let r: Result? = locked {
             guard var e = entries[id] else { return nil }
             e.transaction = e.transaction.revoked(at: Date().addingTimeInterval(clockOffset), reason: reason)
             entries[id] = e
             return result(e)
         }
-        if let r { deliver(r) }
+        if deliver, let r { self.deliver(r) }
     }
 
-    func promote(_ productID: String) {
-        let (p, subs): (Product?, [AsyncStream<PurchaseIntent>.Continuation]) = locked {
-            (products[productID], Array(intentSubscribers.values))
+    func promote(_ productID: String, winBackOfferID: String?) {
+        let (intent, subs): (PurchaseIntent?, [AsyncStream<PurchaseIntent>.Continuation]) = locked {
+            guard let p = products[productID] else { return (nil, []) }
+            let offer = winBackOfferID.map { id in
+                Product.SubscriptionOffer(id: id, type: .winBack, price: 0, displayPrice: "0",
+                                          period: Product.SubscriptionPeriod(unit: .month, value: 1), periodCount: 1,
+                                          paymentMode: .freeTrial)
+            }
+            let intent = PurchaseIntent(product: p, offer: offer)
+            if intentSubscribers.isEmpty { waitingIntents.append(intent) }
+            return (intent, Array(intentSubscribers.values))
         }
-        guard let p else { return }
-        for s in subs { s.yield(PurchaseIntent(product: p)) }
+        guard let intent else { return }
+        for s in subs { s.yield(intent) }
     }
 
     // MARK: Finishing

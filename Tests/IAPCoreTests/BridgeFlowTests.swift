@@ -85,7 +85,7 @@ struct BridgeFlowTests {
         b = try env.open()
         let r = b.drainResults()
         #expect(r.map(\.keyValue) == [1002], "only the unconfirmed one, with its click key")
-        #expect(r.first?["origin"]?.stringValue == "game")
+        #expect(r.first?["origin"]?.stringValue == "store", "a reinstall is another install (C7); the key stays")
         try b.confirmAll(r)
         b.close()
         env.reinstall()
