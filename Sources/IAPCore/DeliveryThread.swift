@@ -16,25 +16,14 @@ import Darwin
 /// suspend: the game freezes at its first GC. A thread with an ordinary signal
 /// mask behaves like any other thread of the game.
 final class DeliveryThread: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let monitor = Monitor()
     private var work: (@Sendable () -> Void)?
     private var wakeups = false
     private var stopping = false
     private var started = false
     private var thread: pthread_t?
 
-    init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(cond, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(cond)
-        pthread_mutex_destroy(mutex)
-        cond.deallocate()
-        mutex.deallocate()
-    }
+    init() {}
 
     /// What the thread runs after each wake-up. Set once, before the first wake.
     func setWork(_ w: @escaping @Sendable () -> Void) {
@@ -57,7 +46,7 @@ final class DeliveryThread: @unchecked Sendable {
         locked {
             guard !stopping, started else { return false }
             wakeups = true
-            pthread_cond_signal(cond)
+            monitor.signal()
             return true
         }
     }
@@ -68,7 +57,7 @@ final class DeliveryThread: @unchecked Sendable {
         let toJoin: pthread_t? = locked {
             let first = !stopping
             stopping = true
-            pthread_cond_signal(cond)
+            monitor.signal()
             return first ? thread : nil
         }
         guard let t = toJoin else { return }
@@ -85,21 +74,8 @@ final class DeliveryThread: @unchecked Sendable {
     }
 
     private func startLocked() -> Bool {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        #if canImport(Darwin)
-        var t: pthread_t? = nil
-        #else
-        var t = pthread_t()
-        #endif
-        let rc = pthread_create(&t, nil, { raw in
-            let ctx: UnsafeMutableRawPointer? = raw
-            Unmanaged<DeliveryThread>.fromOpaque(ctx!).takeRetainedValue().run()
-            return nil
-        }, box)
-        guard rc == 0 else {
-            Unmanaged<DeliveryThread>.fromOpaque(box).release()
-            return false
-        }
+        var failure: Int32 = 0
+        guard let t = Monitor.spawn({ [self] in run() }, failure: &failure) else { return false }
         thread = t
         return true
     }
@@ -112,7 +88,7 @@ final class DeliveryThread: @unchecked Sendable {
         pthread_sigmask(SIG_SETMASK, &none, nil)
         while true {
             let (stop, next): (Bool, (@Sendable () -> Void)?) = locked {
-                while !wakeups && !stopping { pthread_cond_wait(cond, mutex) }
+                while !wakeups && !stopping { monitor.wait() }
                 wakeups = false
                 return (stopping, work)
             }
@@ -121,9 +97,5 @@ final class DeliveryThread: @unchecked Sendable {
         }
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body()
-    }
+    private func locked<T>(_ body: () -> T) -> T { monitor.locked(body) }
 }

@@ -17,8 +17,7 @@ import Darwin
 /// the host after `dlclose`, and it traps when it cannot get a descriptor or
 /// a thread.
 public final class SDKThread: Executor, @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let monitor = Monitor()
     private var jobs: [@Sendable () -> Void] = []
     private var jobsHead = 0
     private var idleJobs: [@Sendable () -> Void] = []
@@ -26,52 +25,20 @@ public final class SDKThread: Executor, @unchecked Sendable {
     private var timerSeq: UInt64 = 0
     private var stopping = false
     private var thread: pthread_t?
-    public init() {
-        pthread_mutex_init(mutex, nil)
-        #if canImport(Darwin)
-        pthread_cond_init(cond, nil)
-        #else
-        var attr = pthread_condattr_t()
-        pthread_condattr_init(&attr)
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
-        pthread_cond_init(cond, &attr)
-        pthread_condattr_destroy(&attr)
-        #endif
-    }
 
-    deinit {
-        pthread_cond_destroy(cond)
-        pthread_mutex_destroy(mutex)
-        cond.deallocate()
-        mutex.deallocate()
-    }
+    public init() {}
 
     /// Starts the thread. Throws `.resource` when the system has none to give.
     public func start() throws(IAPError) {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        #if canImport(Darwin)
-        var t: pthread_t? = nil
-        #else
-        var t = pthread_t()
-        #endif
-        let rc = pthread_create(&t, nil, { raw in
-            let ctx: UnsafeMutableRawPointer? = raw
-            Unmanaged<SDKThread>.fromOpaque(ctx!).takeRetainedValue().run()
-            return nil
-        }, box)
-        guard rc == 0 else {
-            Unmanaged<SDKThread>.fromOpaque(box).release()
-            throw IAPError(.resource, "cannot start the SDK's thread (\(String(cString: strerror(rc)))); close other bridges or free threads and try again")
+        var failure: Int32 = 0
+        guard let t = Monitor.spawn({ [self] in run() }, failure: &failure) else {
+            throw IAPError(.resource, "cannot start the SDK's thread (\(String(cString: strerror(failure)))); close other bridges or free threads and try again")
         }
         locked { thread = t }
     }
 
     /// Monotonic milliseconds.
-    public static func nowMs() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
-    }
+    public static func nowMs() -> Int64 { Monitor.nowMs() }
 
     @discardableResult
     public func post(_ job: @escaping @Sendable () -> Void) -> Bool {
@@ -83,7 +50,7 @@ public final class SDKThread: Executor, @unchecked Sendable {
         // Signalled after the unlock: the thread wakes to a free mutex
         // instead of waking and blocking on it at once (a second futex round
         // trip on the purchase path).
-        if accepted { pthread_cond_signal(cond) }
+        if accepted { monitor.signal() }
         return accepted
     }
 
@@ -98,7 +65,7 @@ public final class SDKThread: Executor, @unchecked Sendable {
             // purchases): a sorted array beats a heap here.
             let at = timers.firstIndex { $0.due > due } ?? timers.count
             timers.insert(entry, at: at)
-            pthread_cond_signal(cond)
+            monitor.signal()
             return true
         }
     }
@@ -108,7 +75,7 @@ public final class SDKThread: Executor, @unchecked Sendable {
         locked {
             guard !stopping else { return false }
             idleJobs.append(job)
-            pthread_cond_signal(cond)
+            monitor.signal()
             return true
         }
     }
@@ -124,7 +91,7 @@ public final class SDKThread: Executor, @unchecked Sendable {
         let toJoin: pthread_t? = locked {
             let first = !stopping
             stopping = true
-            pthread_cond_signal(cond)
+            monitor.signal()
             return first ? thread : nil
         }
         guard let t = toJoin else { return }
@@ -156,9 +123,9 @@ public final class SDKThread: Executor, @unchecked Sendable {
                     }
                     if !idleJobs.isEmpty { return idleJobs.removeFirst() }
                     if let first = timers.first {
-                        waitLocked(untilMs: first.due)
+                        monitor.wait(untilMs: first.due)
                     } else {
-                        pthread_cond_wait(cond, mutex)
+                        monitor.wait()
                     }
                 }
             }
@@ -179,22 +146,5 @@ public final class SDKThread: Executor, @unchecked Sendable {
         }
     }
 
-    private func waitLocked(untilMs due: Int64) {
-        #if canImport(Darwin)
-        let rel = max(0, due - SDKThread.nowMs())
-        var ts = timespec(tv_sec: Int(rel / 1000), tv_nsec: Int((rel % 1000) * 1_000_000))
-        pthread_cond_timedwait_relative_np(cond, mutex, &ts)
-        #else
-        var ts = timespec()
-        ts.tv_sec = Int(due / 1000)
-        ts.tv_nsec = Int((due % 1000) * 1_000_000)
-        pthread_cond_timedwait(cond, mutex, &ts)
-        #endif
-    }
-
-    private func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body()
-    }
+    private func locked<T>(_ body: () -> T) -> T { monitor.locked(body) }
 }

@@ -26,6 +26,16 @@ struct ForgeryTests {
 
     static func of(_ ms: [JSONValue], _ type: String) -> [JSONValue] { ms.filter { $0["type"]?.stringValue == type } }
 
+    /// One purchase shown to the game and left unconfirmed; its key.
+    static func livePurchase(_ env: TestEnv) throws -> Int64 {
+        let b = try env.open()
+        _ = b.drain()
+        let key = try b.buy("coins_100", 0)
+        _ = b.drainResults()
+        b.close()
+        return key
+    }
+
     /// One purchase, granted and confirmed; the outbox file as it was before
     /// the confirm is returned (a backup the player kept).
     static func grantedPurchase(_ env: TestEnv, product: String = "coins_100") throws -> (backup: [UInt8], key: Int64) {
@@ -73,11 +83,7 @@ struct ForgeryTests {
     @Test("one device's outbox copied to another (another store) delivers nothing there")
     func copiedToAnotherDevice() throws {
         let env = TestEnv()
-        let b = try env.open()
-        _ = b.drain()
-        _ = try b.buy("coins_100", 0)
-        _ = b.drainResults()
-        b.close()  // not confirmed: live on this device
+        _ = try Self.livePurchase(env)  // not confirmed: live on this device
         let other = TestEnv()
         try FileManager.default.createDirectory(atPath: other.dataDir, withIntermediateDirectories: true)
         try POSIX.replaceFile(Self.path(other), with: try POSIX.readFile(Self.path(env)) ?? [])
@@ -95,11 +101,7 @@ struct ForgeryTests {
     @Test("a live record copied under another key is one purchase, delivered once")
     func copiedUnderAnotherKey() throws {
         let env = TestEnv()
-        let b = try env.open()
-        _ = b.drain()
-        let key = try b.buy("coins_100", 0)
-        _ = b.drainResults()
-        b.close()
+        let key = try Self.livePurchase(env)
         let r = try #require(try Self.records(env).first { $0.key == key })
         let text = String(decoding: r.message, as: UTF8.self).replacingOccurrences(of: "\"key\":\"\(key)\"", with: "\"key\":\"\(key + 1)\"")
         try Self.append(env, [.put(OutboxRecord(id: r.id + 100, key: key + 1, kind: .purchase, transactionID: r.transactionID,
@@ -114,11 +116,7 @@ struct ForgeryTests {
     @Test("a record edited to name a dearer product is dropped; the message is rebuilt from the store's facts")
     func editedProduct() throws {
         let env = TestEnv()
-        let b = try env.open()
-        _ = b.drain()
-        let key = try b.buy("coins_100", 0)
-        _ = b.drainResults()
-        b.close()
+        let key = try Self.livePurchase(env)
         // Rewrite the file with the record's product changed (valid checksums).
         var out: [UInt8] = []
         for p in RecordFrame.scan(try POSIX.readFile(Self.path(env)) ?? []).records {
