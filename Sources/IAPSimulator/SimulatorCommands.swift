@@ -5,7 +5,7 @@ import IAPCore
 enum SimulatorCommands {
     static let ops = ["transactions", "fail_next", "cancel_next", "ask_to_buy", "pending", "approve", "decline",
                       "interrupt_next", "resolve", "refund", "advance", "external_purchase", "forge", "auto_renew",
-                      "clock", "entitlements"]
+                      "clock", "entitlements", "promote"]
 
     static func run(_ command: JSONValue, on s: SimulatedStore) throws(IAPError) -> JSONValue {
         guard let o = command.objectValue else { throw IAPError(.badJSON, "a simulator command must be a JSON object") }
@@ -97,6 +97,13 @@ enum SimulatorCommands {
                 out.append(.transaction(t.storeTransaction(currency: s.currency), .update))
                 s.appendEntitlementChangeLocked(&out)
                 return .object(["ok": .bool(true), "transactionID": .string(String(t.id))])
+            case "promote":
+                // The player taps a promoted in-app purchase on the App Store
+                // page: the game is told and decides (it buys with iap_buy).
+                guard let pid = o["productID"]?.stringValue else { throw IAPError(.badJSON, "promote needs \"productID\"") }
+                guard s.catalog.product(pid) != nil else { throw IAPError(.unknownProduct, "product \"\(pid)\" is not in the catalog") }
+                out.append(.promoted(productID: pid, offer: nil))
+                return ok()
             case "entitlements":
                 return .object(["entitlements": .array(s.entitlementTransactionsLocked().map { describe($0) })])
             default:

@@ -166,6 +166,22 @@ struct BridgeFlowTests {
         c.close()
     }
 
+    @Test("Simulator op promote: a \"promoted\" message, nothing bought until the game's iap_buy")
+    func promoted() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = try b.sim(#"{"op":"promote","productID":"remove_ads"}"#)
+        let ms = b.drain()
+        let m = try #require(ms.first { $0["type"]?.stringValue == "promoted" })
+        #expect(m["productID"]?.stringValue == "remove_ads" && m["offer"] == .null)
+        #expect(b.results(ms).isEmpty, "nothing bought without the game")
+        _ = try b.buy("remove_ads", 5_001)
+        let r = b.drainResults()
+        #expect(r.map(\.keyValue) == [5_001] && r.first?["result"]?.stringValue == "0")
+        #expect(throws: IAPError.self) { _ = try b.sim(#"{"op":"promote","productID":"no_such"}"#) }
+        b.close()
+    }
+
     @Test("C6: a forged transaction is reported unverified, never as success")
     func forged() throws {
         let env = TestEnv()

@@ -23,6 +23,7 @@ namespace IAPBridge
         public const string Revoked = "revoked";
         public const string Error = "error";
         public const string OutboxDamaged = "outbox_damaged";
+        public const string Promoted = "promoted";
     }
 
     /// The "result" of a "7" message.
@@ -64,6 +65,7 @@ namespace IAPBridge
                 case MessageType.Revoked: m = RevokedMessage.From(o); break;
                 case MessageType.Error: m = ErrorMessage.From(o); break;
                 case MessageType.OutboxDamaged: m = OutboxDamagedMessage.From(o); break;
+                case MessageType.Promoted: m = PromotedMessage.From(o); break;
                 default: m = new Message(); break;
             }
             m.type = o.Str("type") ?? "";
@@ -203,7 +205,8 @@ namespace IAPBridge
     {
         public string key;
         public string productID;
-        /// "askToBuy" or "interrupted".
+        /// "askToBuy", "interrupted", or "actionRequired" (StoreKit: Ask to
+        /// Buy or a payment needing the player's action; it does not say which).
         public string reason;
 
         public long Key { get { return ParseKey(key); } }
@@ -303,6 +306,31 @@ namespace IAPBridge
         internal static ErrorMessage From(JsonObject o)
         {
             return new ErrorMessage { op = o.Str("op"), code = o.Int("code"), codeName = o.Str("codeName"), message = o.Str("message") };
+        }
+    }
+
+    /// "promoted": the player tapped this product, promoted on the App Store
+    /// page. Nothing is bought yet: call Buy(productID) when the game is at a
+    /// good moment (the intent's offer is applied), or ignore it.
+    [Serializable]
+    public class PromotedMessage : Message
+    {
+        public string productID;
+        /// The win-back offer shown with it (iOS 18+), or null.
+        public string offerID;
+        public string offerType;
+        public string offerPrice;
+
+        internal static PromotedMessage From(JsonObject o)
+        {
+            var offer = o.Obj("offer");
+            return new PromotedMessage
+            {
+                productID = o.Str("productID"),
+                offerID = offer.IsObject ? offer.Str("id") : null,
+                offerType = offer.IsObject ? offer.Str("type") : null,
+                offerPrice = offer.IsObject ? offer.Str("price") : null,
+            };
         }
     }
 
