@@ -35,9 +35,11 @@ commit_us pos
 commit_floor_us pos
 commit_sqlite_us pos
 commit_atomic_file_us pos
+commit_handoff_floor_us pos
 commit_vs_fsync pos
 commit_vs_sqlite pos
 commit_vs_atomic_file pos
+commit_vs_handoff_floor pos
 commit_cpu_us pos
 commit_syncs_per_commit one
 commit_record_bytes pos

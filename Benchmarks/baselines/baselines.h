@@ -19,6 +19,13 @@ int bl_floor_open(const char *path);
 void bl_empty_call(void);
 int bl_floor_commit(int fd, const void *bytes, size_t n);
 
+/* The handoff floor (handoff.c): bl_floor_commit made by a second thread the
+ * caller wakes through a condition variable, the caller waiting for it. */
+typedef struct bl_handoff bl_handoff;
+bl_handoff *bl_handoff_open(int fd);
+int bl_handoff_commit(bl_handoff *h, const void *bytes, size_t n);
+void bl_handoff_close(bl_handoff *h);
+
 /* Writes all n bytes (retrying short writes and EINTR); 0 or -1. Shared by
  * the file baselines so each is the same write plus its own syncs. */
 int bl_write_all(int fd, const void *bytes, size_t n);

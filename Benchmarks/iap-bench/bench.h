@@ -28,6 +28,9 @@ typedef struct {
     int (*sqlite_insert)(bl_sqlite *, int64_t, int, const char *, const void *, size_t);
     void (*sqlite_close)(bl_sqlite *);
     int (*atomic_file_commit)(const char *, int64_t, const void *, size_t);
+    bl_handoff *(*handoff_open)(int);
+    int (*handoff_commit)(bl_handoff *, const void *, size_t);
+    void (*handoff_close)(bl_handoff *);
     void (*empty_call)(void); /* bl_empty_call: an empty exported C function of a dlopen'ed library */
 } baseline_api;
 

@@ -2,7 +2,10 @@
  * game can see it, C2), against the same record kept by the baselines:
  * - the floor: one append of the same number of bytes + fdatasync;
  * - SQLite (WAL, synchronous=FULL): one INSERT of the same record;
- * - one file per record, temporary + fsync + rename + directory fsync.
+ * - one file per record, temporary + fsync + rename + directory fsync;
+ * - the handoff floor: the floor's append + fdatasync made by a second thread
+ *   woken through a condition variable (what keeping the disk off the
+ *   game's thread, C10, costs at the least: the wake-up).
  * Each round measures all four, in a rotating order, on the same disk; the
  * confirm of each purchase (and its flush) happens outside the timed part. */
 #define _GNU_SOURCE
@@ -55,18 +58,22 @@ void bench_commit(void) {
     memcpy(record, message, message_len < (size_t)record_bytes ? message_len : (size_t)record_bytes);
 
     int floor_fd = BL.floor_open(floor_path);
+    char handoff_path[4300];
+    snprintf(handoff_path, sizeof handoff_path, "%s/handoff.log", dir);
+    bl_handoff *handoff = BL.handoff_open(BL.floor_open(handoff_path));
+    if (!handoff) die("cannot start the handoff baseline");
     bl_sqlite *db = BL.sqlite_open(sqlite_path);
     if (floor_fd < 0 || !db) die("cannot open the baselines in %s", dir);
 
     enum { max_rounds = 301 };
     const int rounds = OPT.quick ? 31 : max_rounds;
-    static double sdk[max_rounds], flo[max_rounds], sql[max_rounds], fil[max_rounds];
+    static double sdk[max_rounds], flo[max_rounds], sql[max_rounds], fil[max_rounds], hof[max_rounds];
     long syncs_in_commits = 0;
     static double cpu[max_rounds];
     for (int r = 0; r < rounds; r++) {
-        for (int step = 0; step < 4; step++) {
+        for (int step = 0; step < 5; step++) {
             double t0, t1;
-            switch ((step + r) % 4) {
+            switch ((step + r) % 5) {
             case 0: {
                 long s0 = bench_sync_calls();
                 double c0 = cpu_us();
@@ -97,21 +104,30 @@ void bench_commit(void) {
                 if (BL.atomic_file_commit(files_dir, 1000000 + r, record, (size_t)record_bytes) != 0) die("atomic file write failed");
                 fil[r] = now_us() - t0;
                 break;
+            case 4:
+                t0 = now_us();
+                if (BL.handoff_commit(handoff, record, (size_t)record_bytes) != 0) die("handoff write failed");
+                hof[r] = now_us() - t0;
+                break;
             }
         }
     }
     bridge_close(b);
     BL.sqlite_close(db);
+    BL.handoff_close(handoff);
 
     double s = median(sdk, rounds), f = median(flo, rounds), q = median(sql, rounds), a = median(fil, rounds);
+    double h = median(hof, rounds);
     g_floor_us = f;
     figure("commit_us", s, "us");
     figure("commit_floor_us", f, "us");
     figure("commit_sqlite_us", q, "us");
     figure("commit_atomic_file_us", a, "us");
+    figure("commit_handoff_floor_us", h, "us");
     figure("commit_vs_fsync", s / f, "x");
     figure("commit_vs_sqlite", s / q, "x");
     figure("commit_vs_atomic_file", s / a, "x");
+    figure("commit_vs_handoff_floor", s / h, "x");
     figure("commit_cpu_us", median(cpu, rounds), "us");
     figure("commit_syncs_per_commit", (double)syncs_in_commits / rounds, "syncs");
     figure_int("commit_record_bytes", record_bytes, "bytes");

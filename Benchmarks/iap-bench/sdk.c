@@ -41,4 +41,7 @@ void load_baselines(const char *path) {
     BL.sqlite_close = sym(h, path, "bl_sqlite_close");
     BL.atomic_file_commit = sym(h, path, "bl_atomic_file_commit");
     BL.empty_call = sym(h, path, "bl_empty_call");
+    BL.handoff_open = sym(h, path, "bl_handoff_open");
+    BL.handoff_commit = sym(h, path, "bl_handoff_commit");
+    BL.handoff_close = sym(h, path, "bl_handoff_close");
 }
