@@ -14,8 +14,14 @@ swift build --product iap-crash-game >/dev/null
 swift build --product iap-crash-campaign >/dev/null
 bin=$(swift build --show-bin-path)
 
-echo "== byte-damage sweep"
 out="${TMPDIR:-/tmp}/iap-ci-sweep-$$.log"
+fsync_work="${TMPDIR:-/tmp}/iap-ci-fsync-$$"
+work="${TMPDIR:-/tmp}/iap-ci-campaign-$$"
+# Nothing left in the temp directory, whatever the outcome (the campaign's
+# own failure report is printed before this runs).
+trap 'rm -rf "$out" "$fsync_work" "$work"' EXIT
+
+echo "== byte-damage sweep"
 if swift test --filter ByteDamageSweepTests >"$out" 2>&1; then
   grep -E "byte-damage sweep:|Suite .* passed" "$out"
   rm -f "$out"
@@ -26,9 +32,8 @@ else
 fi
 
 echo "== fsyncs per purchase"
-"$bin/iap-crash-campaign" fsync --work "${TMPDIR:-/tmp}/iap-ci-fsync-$$"
+"$bin/iap-crash-campaign" fsync --work "$fsync_work"
 
 echo "== crash campaign"
-work="${TMPDIR:-/tmp}/iap-ci-campaign-$$"
 "$bin/iap-crash-campaign" --kills "${IAP_CI_KILLS:-200}" --seed "${IAP_CI_SEED:-20261122}" --work "$work"
 rm -rf "$work"

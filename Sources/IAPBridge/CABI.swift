@@ -114,10 +114,12 @@ public func iap_flush(_ b: OpaquePointer?) -> Int32 {
 public func iap_poll(_ b: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
     // The per-frame path: a valid handle with nothing queued costs two atomic
     // loads, no lock, no allocation.
+    // The table holds the live handle's whole value, so one compare checks
+    // slot, generation and check bits; the marker test keeps NULL and -1
+    // away from free (0) and reserved (-1) slots.
     let v = UInt(bitPattern: b)
-    let slot = Int(v & 0xFFF)
-    let gen = Int64(truncatingIfNeeded: v >> 12)
-    if gen > 0, iapc_atomic_load_i64(Registry.table + 2 * slot) == gen,
+    let slot = Int(v & UInt(Registry.slots - 1))
+    if v >> UInt(Registry.markerBit) == 1, iapc_atomic_load_i64(Registry.table + 2 * slot) == Int64(truncatingIfNeeded: v),
        iapc_atomic_load_i64(Registry.table + 2 * slot + 1) == 0 {
         return nil
     }

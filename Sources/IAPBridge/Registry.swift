@@ -2,14 +2,37 @@ import CIAPSupport
 import IAPCore
 
 /// The table behind `iap_bridge *`. A handle is not a pointer to an object:
-/// it is (generation << 12 | slot), so a pointer used after `iap_close`, or
-/// one that never came from `iap_open`, is recognised and refused instead of
-/// dereferenced. Generations are never reused.
+/// it is (marker | check << 46 | generation << 12 | slot) on 64-bit
+/// platforms, so a pointer used after `iap_close`, or one that never came
+/// from `iap_open`, is recognised and refused instead of dereferenced.
+/// Generations are never reused. The marker (bit 62: never a user-space
+/// address) and the 16-bit check (a hash of generation and slot) tell a
+/// handle this process issued and closed (`IAP_E_CLOSED`) from garbage such
+/// as `(iap_bridge *)5` or a stray pointer (`IAP_E_INVALID_HANDLE`).
 enum Registry {
     static let slots = 4096
 
+    // Computed, so they fold to constants in iap_poll's fast path.
+    @inline(__always) static var slotBits: Int { 12 }
+    /// 16 check bits on 64-bit platforms (1 in 65536 random words passes), 6 on 32-bit.
+    @inline(__always) static var checkBits: Int { UInt.bitWidth == 64 ? 16 : 6 }
+    @inline(__always) static var markerBit: Int { UInt.bitWidth - 2 }
+    @inline(__always) static var genBits: Int { markerBit - checkBits - slotBits }
+    static var maxGen: Int64 { Int64(1) << Int64(genBits) - 1 }
+
+    static func check(gen: Int64, slot: Int) -> UInt {
+        let x = (UInt64(bitPattern: gen) << 12 | UInt64(slot)) &* 0x9E37_79B9_7F4A_7C15
+        return UInt(truncatingIfNeeded: x >> UInt64(64 - checkBits))
+    }
+
+    static func encode(slot: Int, gen: Int64) -> UInt {
+        UInt(1) << UInt(markerBit) | check(gen: gen, slot: slot) << UInt(genBits + slotBits)
+            | UInt(gen) << UInt(slotBits) | UInt(slot)
+    }
+
     /// Two Int64 per slot, read lock-free by `iap_poll`'s empty-queue path:
-    /// [2*slot] the live generation (0 when free), [2*slot+1] queued messages.
+    /// [2*slot] the live handle's value (0 when free, -1 reserved), [2*slot+1]
+    /// queued messages.
     nonisolated(unsafe) static let table: UnsafeMutablePointer<Int64> = {
         let p = UnsafeMutablePointer<Int64>.allocate(capacity: 2 * slots)
         p.initialize(repeating: 0, count: 2 * slots)
@@ -29,11 +52,15 @@ enum Registry {
         case invalid
     }
 
+    /// The slot and generation of a value `encode` made; nil for anything
+    /// else (no marker, wrong check, a bit above the marker).
     static func decode(_ h: OpaquePointer?) -> (slot: Int, gen: Int64)? {
         let v = UInt(bitPattern: h)
-        let gen = Int64(truncatingIfNeeded: v >> 12)
-        guard gen > 0 else { return nil }
-        return (Int(v & 0xFFF), gen)
+        guard v >> UInt(markerBit) == 1 else { return nil }
+        let slot = Int(v & UInt(slots - 1))
+        let gen = Int64(v >> UInt(slotBits) & (UInt(1) << UInt(genBits) - 1))
+        guard gen > 0, v == encode(slot: slot, gen: gen) else { return nil }
+        return (slot, gen)
     }
 
     static func lookup(_ h: OpaquePointer?) -> Lookup {
@@ -52,6 +79,7 @@ enum Registry {
             while s.bridges[slot] != nil || iapc_atomic_load_i64(table + 2 * slot) == -1 { slot = (slot + 1) % slots }
             iapc_atomic_store_i64(table + 2 * slot, -1)  // reserved
             s.nextSlot = (slot + 1) % slots
+            guard s.nextGen <= maxGen else { throw IAPError(.busy, "every bridge generation was used (\(maxGen) opens)") }
             let gen = s.nextGen
             s.nextGen += 1
             return (slot, gen)
@@ -65,9 +93,9 @@ enum Registry {
         }
         state.withLock { s in
             s.bridges[slot] = (gen, coordinator)
-            iapc_atomic_store_i64(table + 2 * slot, gen)
+            iapc_atomic_store_i64(table + 2 * slot, Int64(truncatingIfNeeded: encode(slot: slot, gen: gen)))
         }
-        return OpaquePointer(bitPattern: UInt(gen) << 12 | UInt(slot))!
+        return OpaquePointer(bitPattern: encode(slot: slot, gen: gen))!
     }
 
     /// Removes the handle; returns the coordinator to close, or why not.

@@ -25,6 +25,17 @@ public struct BridgeConfig: Sendable {
 
     public static let maxConfigBytes = 64 * 1024
 
+    /// A directory path from the config: non-empty, absolute, no NUL, its
+    /// trailing slashes dropped ("/games/x/data/" is "/games/x/data").
+    public static func checkedDirectory(_ path: String, key: String) throws(IAPError) -> String {
+        guard !path.isEmpty else { throw IAPError(.badConfig, "\(key) is empty; expected an absolute directory path") }
+        guard path.hasPrefix("/") else {
+            throw IAPError(.badConfig, "\(key) must be an absolute path (starting with /), got \"\(path)\"")
+        }
+        guard !path.utf8.contains(0) else { throw IAPError(.badConfig, "\(key) contains a NUL byte") }
+        return POSIX.withoutTrailingSlashes(path)
+    }
+
     public static func parse(_ text: [UInt8]) throws(IAPError) -> BridgeConfig {
         guard !text.isEmpty else { throw IAPError(.badJSON, "config is empty; expected a JSON object") }
         guard text.count <= maxConfigBytes else { throw IAPError(.invalidArgument, "config is larger than \(maxConfigBytes) bytes") }
@@ -39,7 +50,11 @@ public struct BridgeConfig: Sendable {
         guard let store = StoreChoice(rawValue: storeText) else {
             throw IAPError(.badConfig, "\"store\" must be \"simulator\" or \"storekit\", got \"\(storeText)\"")
         }
-        guard let dataDir = o["dataDir"]?.stringValue else { throw IAPError(.badConfig, "config needs \"dataDir\": an absolute directory path") }
+        guard let dataDirText = o["dataDir"]?.stringValue else { throw IAPError(.badConfig, "config needs \"dataDir\": an absolute directory path") }
+        // Checked here, before anything derives a path from it (the
+        // simulator's default stateDir is dataDir + ".appstore"), so an error
+        // names the key the game set.
+        let dataDir = try checkedDirectory(dataDirText, key: "dataDir")
         var catalog: String? = nil
         if let c = o["catalog"] {
             guard let s = c.stringValue else { throw IAPError(.badConfig, "\"catalog\" must be a string path") }

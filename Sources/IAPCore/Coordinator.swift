@@ -481,10 +481,13 @@ public final class Coordinator: @unchecked Sendable {
             }
         case .finished(let ids):
             outbox.noteFinished(ids)
-        case .entitlements(let list, let reason):
+        case .entitlements(let list, let reason, let storeNowMs):
             if reason == "open" { resolveHeld(unfinished: nil, owned: list) }
             if reason == "open" && !config.entitlementsAtOpen { return }
-            queue.push(Messages.entitlements(list, reason: reason, nowMs: POSIX.nowMs()))
+            // `now`: the clock the list was judged by, so `expiresDate - now`
+            // is the time left as the store sees it (the simulator's clock
+            // after `advance`; the device clock on StoreKit).
+            queue.push(Messages.entitlements(list, reason: reason, nowMs: storeNowMs ?? POSIX.nowMs()))
         case .error(let op, let message):
             queue.push(Messages.error(op: op, code: .store, message: message))
         case .promoted(let productID, let offer):

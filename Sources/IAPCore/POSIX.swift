@@ -165,9 +165,18 @@ public enum POSIX {
         #endif
     }
 
+    /// The directory holding `path` ("/a/b/" and "/a/b" both give "/a").
     public static func parent(of path: String) -> String {
+        let path = withoutTrailingSlashes(path)
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// `path` without its trailing slashes; "/" stays "/".
+    public static func withoutTrailingSlashes(_ path: String) -> String {
+        var p = Substring(path)
+        while p.count > 1, p.hasSuffix("/") { p = p.dropLast() }
+        return String(p)
     }
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
@@ -179,6 +188,7 @@ public enum POSIX {
         guard !path.isEmpty else { throw IAPError(.badConfig, "\(role) is empty") }
         guard path.hasPrefix("/") else { throw IAPError(.badConfig, "\(role) must be an absolute path, got \"\(path)\"") }
         guard !path.utf8.contains(0) else { throw IAPError(.badConfig, "\(role) contains a NUL byte") }
+        let path = withoutTrailingSlashes(path)
         var st = stat()
         if stat(path, &st) == 0 {
             guard (st.st_mode & S_IFMT) == S_IFDIR else { throw IAPError(.io, "\(role) \(path) exists and is not a directory") }

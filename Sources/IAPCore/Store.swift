@@ -91,7 +91,10 @@ public enum StoreEvent: Sendable {
     /// unfinished again (the coordinator bounds how many of their tombstones
     /// a session keeps, so memory stays flat).
     case finished([String])
-    case entitlements([StoreTransaction], reason: String)
+    /// The current entitlements. `nowMs`: the clock the store judged them
+    /// by (the simulator's own clock, which `advance` moves); nil for the
+    /// device clock (StoreKit).
+    case entitlements([StoreTransaction], reason: String, nowMs: Int64? = nil)
     case error(op: String, message: String)
     /// The player tapped a promoted in-app purchase on the App Store page
     /// (StoreKit's PurchaseIntent); the game decides whether to buy it.

@@ -184,7 +184,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             }
             for t in unfinished { out.append(.transaction(t.storeTransaction(currency: currency), .update)) }
             out.append(.unfinished(unfinished.map { String($0.id) }))
-            out.append(.entitlements(entitlementsLocked(), reason: "open"))
+            out.append(.entitlements(entitlementsLocked(), reason: "open", nowMs: nowLocked()))
             lastEntitlementIDs = entitlementIDsLocked()
         }
         emit(out)
@@ -392,15 +392,15 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             for id in txns.keys.sorted() where txns[id]!.isUnfinished {
                 out.append(.transaction(txns[id]!.storeTransaction(currency: currency), .update))
             }
-            out.append(.entitlements(entitlementsLocked(), reason: "restore"))
+            out.append(.entitlements(entitlementsLocked(), reason: "restore", nowMs: nowLocked()))
             lastEntitlementIDs = entitlementIDsLocked()
         }
         emit(out)
     }
 
     public func refreshEntitlements(reason: String) {
-        let list = lock.withLock { entitlementsLocked() }
-        emit([.entitlements(list, reason: reason)])
+        let (list, now) = lock.withLock { (entitlementsLocked(), nowLocked()) }
+        emit([.entitlements(list, reason: reason, nowMs: now)])
     }
 
     public func stop() {
@@ -544,7 +544,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         let ids = entitlementIDsLocked()
         if ids != lastEntitlementIDs {
             lastEntitlementIDs = ids
-            out.append(.entitlements(entitlementsLocked(), reason: "change"))
+            out.append(.entitlements(entitlementsLocked(), reason: "change", nowMs: nowLocked()))
         }
     }
 

@@ -23,7 +23,7 @@ public struct SimulatorOptions: Sendable {
         }
         if let s = obj["stateDir"] {
             guard let text = s.stringValue else { throw IAPError(.badConfig, "\"simulator\".\"stateDir\" must be a string path") }
-            o.stateDir = text
+            o.stateDir = try BridgeConfig.checkedDirectory(text, key: "\"simulator\".\"stateDir\"")
         }
         if let d = obj["durable"] {
             guard let b = d.boolValue else { throw IAPError(.badConfig, "\"simulator\".\"durable\" must be true or false") }

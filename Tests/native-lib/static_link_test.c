@@ -75,7 +75,12 @@ int main(int argc, char **argv) {
     iap_bridge *b = NULL;
     int32_t rc = iap_open(config, &b);
     check(rc == IAP_OK && b != NULL, "iap_open on the simulator", iap_errmsg());
-    if (rc != IAP_OK) return 1;
+    if (rc != IAP_OK) {
+        char rm[PATH_MAX + 16];
+        snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+        if (system(rm) != 0) fprintf(stderr, "could not remove %s\n", dir);
+        return 1;
+    }
 
     int64_t key = 0;
     rc = iap_buy(b, "coins_100", 1700000000123LL, &key);

@@ -15,6 +15,7 @@
  * the game's own save, ignore a key seen before, confirm only after saving.
  */
 #include "iap_bridge.h"
+#include "iap_demo_dir.h"
 #include "iap_json_field.h"
 
 #include <limits.h>
@@ -175,8 +176,9 @@ int main(int argc, char **argv) {
         snprintf(work, sizeof work, "%s", dir);
         mkdir(work, 0700);
     } else {
-        snprintf(work, sizeof work, "/tmp/iap-demo-XXXXXX");
-        if (!mkdtemp(work)) { perror("demo: mkdtemp"); return 1; }
+        const char *made = iap_demo_dir_make("iap-demo");  /* removed at exit */
+        if (!made) { perror("demo: mkdtemp"); return 1; }
+        snprintf(work, sizeof work, "%s", made);
     }
     snprintf(g_save, sizeof g_save, "%s/game-save.txt", work);
     snprintf(g_config, sizeof g_config,
@@ -184,8 +186,8 @@ int main(int argc, char **argv) {
              "\"simulator\":{\"stateDir\":\"%s/appstore\"}}", work, catalog_abs, work);
 
     printf("IAPBridge %s demo, simulated App Store\n", iap_version());
-    printf("catalog: %s\nwork directory: %s (game-data/ is the SDK's outbox, appstore/ the simulated store)\n",
-           catalog_abs, work);
+    printf("catalog: %s\nwork directory: %s (game-data/ is the SDK's outbox, appstore/ the simulated store; %s)\n",
+           catalog_abs, work, dir ? "kept" : "removed at exit, --dir DIR keeps one");
     fflush(stdout);
 
     pid_t pid = fork();

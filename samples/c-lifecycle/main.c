@@ -12,6 +12,7 @@
  *   3. The player gets a refund: a "revoked" message, confirmed like a purchase.
  */
 #include "iap_bridge.h"
+#include "iap_demo_dir.h"
 #include "iap_json_field.h"
 
 #include <limits.h>
@@ -80,15 +81,15 @@ int main(void) {
         fprintf(stderr, "lifecycle demo: run from the repository root\n");
         return 1;
     }
-    char work[] = "/tmp/iap-lifecycle-XXXXXX";
-    if (!mkdtemp(work)) { perror("mkdtemp"); return 1; }
+    const char *work = iap_demo_dir_make("iap-lifecycle");  /* removed at exit */
+    if (!work) { perror("lifecycle demo: mkdtemp"); return 1; }
     snprintf(g_config, sizeof g_config,
              "{\"store\":\"simulator\",\"dataDir\":\"%s/game-data\",\"catalog\":\"%s\","
              "\"simulator\":{\"stateDir\":\"%s/appstore\",\"tickMs\":0}}", work, catalog, work);
     iap_bridge *b = NULL;
     char answer[4096], id[32], cmd[256], txn[64] = "";
 
-    printf("IAPBridge %s: the store lifecycle on the simulated App Store (%s)\n", iap_version(), work);
+    printf("IAPBridge %s: the store lifecycle on the simulated App Store (%s, removed at exit)\n", iap_version(), work);
     check(iap_open(g_config, &b), "iap_open");
     frame(b, NULL, 0);
 

@@ -1,0 +1,172 @@
+import Foundation
+import IAPBridge
+import IAPCore
+import Testing
+
+/// Issue 14, "docs a newcomer needs": each mismatch a new user hit by trying,
+/// checked the way they hit it, through the C ABI.
+@Suite("Newcomer mismatches")
+struct NewcomerMismatchTests {
+    static func open(_ config: String) -> (Int32, String, OpaquePointer?) {
+        var h: OpaquePointer? = nil
+        let rc = config.withCString { iap_open($0, &h) }
+        return (rc, rc == 0 ? "" : lastError(), h)
+    }
+
+    static func key(_ m: JSONValue) -> Int64? { m["key"]?.stringValue.flatMap { Int64($0) } }
+
+    /// A simulator config with no "simulator" object: stateDir is derived.
+    static func plainConfig(dataDir: String) -> String {
+        JSONValue.object(["store": .string("simulator"), "dataDir": .string(dataDir), "catalog": .string(sampleCatalog)]).serialized
+    }
+
+    @Test("a relative dataDir is reported as dataDir, not as the stateDir derived from it")
+    func relativeDataDirNamesDataDir() {
+        for dir in ["relative/data", "data", "./data/", "~/data"] {
+            let (rc, msg, h) = Self.open(Self.plainConfig(dataDir: dir))
+            #expect(rc == -4 && h == nil, "\(dir): \(String(cString: iap_error_name(rc))): \(msg)")
+            #expect(msg.contains("dataDir must be an absolute path") && !msg.contains("stateDir"), "\(dir): \"\(msg)\"")
+        }
+        let (rc, msg, _) = Self.open(Self.plainConfig(dataDir: ""))
+        #expect(rc == -4 && msg.contains("dataDir is empty"), "\(msg)")
+        #expect(!FileManager.default.fileExists(atPath: "relative") && !FileManager.default.fileExists(atPath: "data.appstore"),
+                "nothing created relative to the working directory")
+    }
+
+    @Test("a relative simulator.stateDir given by the game is reported under that name")
+    func relativeStateDirNamesStateDir() {
+        let s = Scratch("newcomer-state")
+        let config = JSONValue.object([
+            "store": .string("simulator"), "dataDir": .string(s.dataDir), "catalog": .string(sampleCatalog),
+            "simulator": .object(["stateDir": .string("state")]),
+        ]).serialized
+        let (rc, msg, _) = Self.open(config)
+        #expect(rc == -4 && msg.contains("\"simulator\".\"stateDir\" must be an absolute path"), "\(msg)")
+        #expect(!FileManager.default.fileExists(atPath: s.dataDir), "dataDir not created for a refused config")
+    }
+
+    @Test("a new dataDir with trailing slashes is created; its derived stateDir is a sibling, not inside it")
+    func trailingSlashDataDir() throws {
+        let s = Scratch("newcomer-slash")
+        for suffix in ["/", "//"] {
+            let dir = s.path + "/data" + suffix
+            let (rc, msg, h) = Self.open(Self.plainConfig(dataDir: dir))
+            #expect(rc == 0, "\(dir): \(msg)")
+            guard rc == 0 else { continue }
+            let b = CBridge(handle: h)
+            let key = try b.buy("coins_100", 4242)
+            // The simulator answers 10 ms after the buy (its default purchaseDelayMs).
+            var seen = false
+            for _ in 0..<200 where !seen {
+                seen = b.drain().contains { $0["type"]?.stringValue == "7" && Self.key($0) == key }
+                if !seen { usleep(10_000) }
+            }
+            #expect(seen, "the purchase's \"7\" arrives")
+            // The same directory without the slash is the same bridge's: busy.
+            let (rc2, msg2, h2) = Self.open(Self.plainConfig(dataDir: s.path + "/data"))
+            #expect(rc2 == -9 && h2 == nil, "\(String(cString: iap_error_name(rc2))): \(msg2)")
+            b.close()
+            #expect(FileManager.default.fileExists(atPath: s.path + "/data/" + Outbox.fileName))
+            #expect(FileManager.default.fileExists(atPath: s.path + "/data.appstore"), "default stateDir is <dataDir>.appstore")
+            #expect(!FileManager.default.fileExists(atPath: s.path + "/data/.appstore"), "not inside dataDir")
+        }
+        // A missing parent is named as such (the parent, not the directory itself).
+        let (rc, msg, _) = Self.open(Self.plainConfig(dataDir: s.path + "/no/such/"))
+        #expect(rc == -6 && msg.contains("its parent \(s.path)/no is not a directory"), "\(msg)")
+        #expect(POSIX.parent(of: "/a/b/") == "/a" && POSIX.parent(of: "/a//") == "/" && POSIX.parent(of: "/") == "/")
+    }
+
+    /// Every function taking a bridge, answering its code for `h`.
+    static func calls(_ h: OpaquePointer?) -> [(String, Int32)] {
+        var k: Int64 = 0
+        var o: UnsafeMutablePointer<CChar>? = nil
+        let polled = iap_poll(h)
+        let pollCode: Int32 = polled == nil && lastError().contains("not a bridge returned by iap_open") ? -7
+            : polled == nil && lastError().contains("the bridge was closed") ? -8 : 0
+        if let polled { iap_free(polled) }
+        return [
+            ("iap_confirm", iap_confirm(h, 1)), ("iap_buy", iap_buy(h, "coins_100", 1, &k)),
+            ("iap_request_products", iap_request_products(h, "[]")), ("iap_restore", iap_restore(h)),
+            ("iap_flush", iap_flush(h)), ("iap_set_callback", iap_set_callback(h, nil, nil)),
+            ("iap_simulator", iap_simulator(h, #"{"op":"clock"}"#, &o)), ("iap_poll", pollCode), ("iap_close", iap_close(h)),
+        ]
+    }
+
+    @Test("small integers, stray pointers and altered handles are IAP_E_INVALID_HANDLE; a closed handle stays IAP_E_CLOSED")
+    func garbageHandles() throws {
+        // Open and close a few bridges first, so generations 1... were issued.
+        let s = Scratch("newcomer-handles")
+        var closed: [OpaquePointer?] = []
+        for i in 0..<3 {
+            let b = try CBridge.open(s.config().replacingOccurrences(of: "/data\"", with: "/data\(i)\""))
+            closed.append(b.handle)
+            b.close()
+        }
+        let live = try CBridge.open(s.config())
+        defer { live.close() }
+        let v = UInt(bitPattern: live.handle)
+        var garbage: [UInt] = [1, 5, 7, 42, 0xFFF, 0x1000, 0x1001, 0x2000, 0x3005, 0x10000, 0x12345, 1 << 20, UInt.max]
+        garbage += (0..<64).map { v ^ (UInt(1) << UInt($0)) }  // every single-bit change of a live handle
+        garbage += closed.map { UInt(bitPattern: $0) ^ 1 }
+        for g in garbage {
+            for (name, code) in Self.calls(OpaquePointer(bitPattern: g)) {
+                #expect(code == -7, "\(name)((iap_bridge *)0x\(String(g, radix: 16))) gave \(String(cString: iap_error_name(code)))")
+            }
+        }
+        for h in closed {
+            for (name, code) in Self.calls(h) {
+                #expect(code == -8, "\(name)(closed handle) gave \(String(cString: iap_error_name(code)))")
+            }
+        }
+        // The live bridge still works, with poll's fast path (nothing queued).
+        _ = live.drain()
+        #expect(iap_poll(live.handle) == nil && iap_flush(live.handle) == 0)
+        _ = try live.buy("coins_100", 77)
+        #expect(live.drain().contains { $0["type"]?.stringValue == "7" })
+    }
+
+    @Test("\"entitlements\".now is the clock the store judged the list by: the simulator's, after advance")
+    func entitlementsNowIsTheStoreClock() throws {
+        let s = Scratch("newcomer-now")
+        let b = try CBridge.open(s.config())
+        defer { b.close() }
+        _ = try b.buy("vip_monthly", 1000)
+        for m in b.drain() where m["type"]?.stringValue == "7" { _ = b.confirm(try #require(Self.key(m))) }
+        let tenDays: Int64 = 10 * 86_400_000
+        _ = try b.simulator(#"{"op":"advance","seconds":864000}"#)
+        let before = POSIX.nowMs()
+        #expect(iap_restore(b.handle) == 0)
+        let ent = try #require(b.drain().last { $0["type"]?.stringValue == "entitlements" })
+        let now = try #require(ent["now"]?.int64Value)
+        #expect(now >= before + tenDays - 1_000, "now \(now) is not the store's clock (device \(before), store 10 days ahead)")
+        let vip = try #require(ent["items"]?.arrayValue?.first { $0["productID"]?.stringValue == "vip_monthly" })
+        let expires = try #require(vip["expiresDate"]?.int64Value)
+        #expect(expires > now, "an item the list holds has not expired by its own now")
+    }
+
+    /// The rows of the first table after `heading` in docs/PROTOCOL.md: the
+    /// backticked names in each row's first cell.
+    static func documentedFields(after heading: String) throws -> Set<String> {
+        let text = try String(contentsOfFile: repoRoot + "/docs/PROTOCOL.md", encoding: .utf8)
+        let lines = text.components(separatedBy: "\n")
+        guard let start = lines.firstIndex(where: { $0.hasPrefix(heading) }) else { return [] }
+        var out = Set<String>()
+        var inTable = false
+        for line in lines[(start + 1)...] {
+            if line.hasPrefix("| field") { inTable = true; continue }
+            if inTable && !line.hasPrefix("|") { break }
+            guard inTable, let cell = line.split(separator: "|").first else { continue }
+            let parts = cell.split(separator: "`")
+            for (i, p) in parts.enumerated() where i % 2 == 1 { out.insert(String(p)) }
+        }
+        return out
+    }
+
+    @Test("PROTOCOL.md's \"7\" field table lists every field of 7.schema.json")
+    func protocolTableCoversSchema() throws {
+        let schema = try JSONParser.parse(String(contentsOfFile: repoRoot + "/docs/schemas/7.schema.json", encoding: .utf8))
+        let fields = Set(try #require(schema["properties"]?.objectValue).keys).subtracting(["type"])
+        let documented = try Self.documentedFields(after: "## \"7\"")
+        #expect(fields.subtracting(documented).isEmpty, "missing from PROTOCOL.md's table: \(fields.subtracting(documented).sorted())")
+    }
+}
