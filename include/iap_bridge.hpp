@@ -11,8 +11,9 @@
  *   while (auto m = bridge.poll()) {                            // every frame
  *       if (iap::field(*m, "type") == "7" || iap::field(*m, "type") == "revoked") {
  *           int64_t k = *iap::parse_key(*iap::field(*m, "key"));
- *           if (!save_has(k)) { grant(*m); save(k); }           // grant + save first
- *           bridge.confirm(k);                                  // then confirm
+ *           if (iap::field(*m, "result") == "0" && !save_has(k)) { grant(*m); save(k); }
+ *           // grant only result "0" ("revoked": take back), save first,
+ *           bridge.confirm(k);                                  // then confirm every one
  *       }
  *   }
  *
