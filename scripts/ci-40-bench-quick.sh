@@ -58,9 +58,6 @@ confirm_burst_1000_samples pos
 open_pending_ms_10 pos
 open_pending_ms_1000 pos
 open_pending_ms_100000 pos
-open_pending_sdk_ms_10 pos
-open_pending_sdk_ms_1000 pos
-open_pending_sdk_ms_100000 pos
 open_pending_per_record_100000_vs_1000 pos
 open_pending_samples_10 pos
 open_pending_samples_1000 pos

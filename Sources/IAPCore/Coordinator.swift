@@ -547,8 +547,8 @@ public final class Coordinator: @unchecked Sendable {
             heldAtOpen = nil
             for r in held {
                 if unfinished.contains(Coordinator.storeTransactionID(r.transactionID)) { toCheck.append(r); continue }
-                let stored = try? JSONParser.parse(bytes: r.message)
-                if stored?["alreadyOwned"]?.boolValue == true {
+                let stored = StoredMessage(r.message)
+                if stored.alreadyOwned {
                     heldOwned.append(r)  // its entitlements decide
                 } else {
                     reject(r, stored: stored, "the store does not list transaction \(r.transactionID) as unfinished (finished already, or never made): an old, copied or edited outbox record")
@@ -559,8 +559,8 @@ public final class Coordinator: @unchecked Sendable {
             var ownedIDs = Set<String>()
             for t in owned { ownedIDs.insert(t.id); ownedIDs.insert(t.originalID) }
             for r in heldOwned {
-                let stored = try? JSONParser.parse(bytes: r.message)
-                let original = stored?["originalTransactionID"]?.stringValue ?? r.transactionID
+                let stored = StoredMessage(r.message)
+                let original = stored.originalTransactionID ?? r.transactionID
                 if ownedIDs.contains(r.transactionID) || ownedIDs.contains(original) {
                     toCheck.append(r)
                 } else {
@@ -570,8 +570,8 @@ public final class Coordinator: @unchecked Sendable {
             heldOwned = []
         }
         for r in toCheck {
-            let stored = try? JSONParser.parse(bytes: r.message)
-            let storedProduct = stored?["productID"]?.stringValue ?? ""
+            let stored = StoredMessage(r.message)
+            let storedProduct = stored.productID
             let facts = reportedAtStart[Coordinator.storeTransactionID(r.transactionID)]
             if r.kind == .unverified, facts?.verified == true {
                 // It verifies now: its success was stored on its own (once);
@@ -581,7 +581,7 @@ public final class Coordinator: @unchecked Sendable {
             } else if let t = facts, t.productID != storedProduct {
                 reject(r, stored: stored, "the record names \(storedProduct), the store's transaction \(t.productID)")
             } else if deliveredAtStart.contains(r.transactionID)
-                        && (facts?.kind ?? ProductKind(rawValue: stored?["kind"]?.stringValue ?? "") ?? .consumable) == .consumable {
+                        && (facts?.kind ?? ProductKind(rawValue: stored.kind ?? "") ?? .consumable) == .consumable {
                 reject(r, stored: stored, "a second record of transaction \(r.transactionID): one purchase, one result")
             } else {
                 deliveredAtStart.insert(r.transactionID)
@@ -591,9 +591,9 @@ public final class Coordinator: @unchecked Sendable {
         if heldAtOpen == nil && heldOwned.isEmpty { reportedAtStart = [:]; deliveredAtStart = [] }
     }
 
-    private func reject(_ r: OutboxRecord, stored: JSONValue?, _ reason: String) {
+    private func reject(_ r: OutboxRecord, stored: StoredMessage, _ reason: String) {
         outbox.reject(r.id)
-        queue.push(Messages.unvouched(key: r.key, productID: stored?["productID"]?.stringValue ?? "",
+        queue.push(Messages.unvouched(key: r.key, productID: stored.productID,
                                       transactionID: r.transactionID, reason: reason))
         scheduleCommit()
     }
@@ -601,12 +601,10 @@ public final class Coordinator: @unchecked Sendable {
     /// A held record's message, from the store's facts when it reported the
     /// transaction (price, dates, verification), with what only the SDK
     /// knows (key, origin, alreadyOwned, clickKey) from the record.
-    private func rebuilt(_ r: OutboxRecord, stored: JSONValue?, facts: StoreTransaction?) -> [UInt8] {
-        guard let t = facts, let stored else { return r.message }
-        let origin = stored["origin"]?.stringValue ?? "game"
-        let alreadyOwned = stored["alreadyOwned"]?.boolValue ?? false
-        let clickKey = stored["clickKey"]?.stringValue.flatMap { Int64($0) }
-        return Messages.purchase(key: r.key, transaction: t, origin: origin, alreadyOwned: alreadyOwned, clickKey: clickKey)
+    private func rebuilt(_ r: OutboxRecord, stored: StoredMessage, facts: StoreTransaction?) -> [UInt8] {
+        guard let t = facts else { return r.message }
+        return Messages.purchase(key: r.key, transaction: t, origin: stored.origin, alreadyOwned: stored.alreadyOwned,
+                                 clickKey: stored.clickKey)
     }
 
     private func handleTransaction(_ t: StoreTransaction, _ arrival: Arrival) {
