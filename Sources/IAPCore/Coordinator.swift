@@ -536,8 +536,9 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     /// C11: delivers the held records the store vouches for: a transaction
-    /// it lists as unfinished (`.unfinished`), or, for an "already owned"
-    /// answer, one among the player's entitlements at open. One per
+    /// it lists as unfinished (`.unfinished`), or, for something owned (an
+    /// "already owned" answer, a non-consumable, a subscription), one among
+    /// the player's entitlements at open. One per
     /// transaction for consumables (a record copied under another key is not
     /// a second purchase); rebuilt from the store's facts. The others are
     /// dropped, and the game is told.
@@ -548,7 +549,11 @@ public final class Coordinator: @unchecked Sendable {
             for r in held {
                 if unfinished.contains(Coordinator.storeTransactionID(r.transactionID)) { toCheck.append(r); continue }
                 let stored = StoredMessage(r.message)
-                if stored.alreadyOwned {
+                // Something owned (a non-consumable, a subscription) can be
+                // finished while a record of it is live: two clicks on it,
+                // the second's confirm finishing the shared transaction.
+                // The player's entitlements decide for those.
+                if stored.alreadyOwned || (stored.kind != nil && stored.kind != ProductKind.consumable.rawValue) {
                     heldOwned.append(r)  // its entitlements decide
                 } else {
                     reject(r, stored: stored, "the store does not list transaction \(r.transactionID) as unfinished (finished already, or never made): an old, copied or edited outbox record")

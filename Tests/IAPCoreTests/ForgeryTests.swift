@@ -136,6 +136,25 @@ struct ForgeryTests {
         again.close()
     }
 
+    @Test("not a forgery: a non-consumable's first result stays deliverable after a second click's confirm finished the shared transaction")
+    func ownedFirstClickAfterSecondConfirmed() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        let k1 = try b.buy("remove_ads", 0)
+        let k2 = try b.buy("remove_ads", 0)
+        let rs = b.drainResults()
+        #expect(rs.map(\.keyValue) == [k1, k2] && rs.last?["alreadyOwned"] == .bool(true))
+        try b.confirm(k2)  // finishes the transaction both share
+        b.c.flush()
+        b.close()
+        let again = try env.open()
+        let ms = again.drain()
+        #expect(again.results(ms).map(\.keyValue) == [k1], "the first click's result, still unconfirmed, was dropped")
+        #expect(Self.of(ms, "unvouched").isEmpty)
+        again.close()
+    }
+
     @Test("a confirmed record's frame appended again is ignored: record IDs only increase")
     func replayedFrame() throws {
         let env = TestEnv()
