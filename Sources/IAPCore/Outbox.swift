@@ -489,8 +489,17 @@ public final class Outbox {
         try compact()
     }
 
+    /// The compaction threshold for this outbox (tests may lower it per
+    /// directory in debug builds: IOFaults.compactionThreshold).
+    private var threshold: Int {
+        #if IAP_TEST_HOOKS
+        if let t = IOFaults.compactionThreshold(for: directory) { return t }
+        #endif
+        return Outbox.compactThreshold
+    }
+
     public var isCompactionWorthwhile: Bool {
-        pendingConfirmIDs.isEmpty && log.size > Outbox.compactThreshold
+        pendingConfirmIDs.isEmpty && log.size > threshold
             && log.size > 4 * (liveBytes + tombstones.count * 48)
     }
 

@@ -229,6 +229,11 @@ public final class RecordLogFile {
         do throws(IAPError) {
             #if IAP_TEST_HOOKS
             try IOFaults.fire(path, .write)
+            do throws(IAPError) { try IOFaults.fire(path, .shortWrite) } catch {
+                // Part of the frame reaches the file, then the disk is full.
+                try? POSIX.writeAll(fd, Array(framed.prefix(max(1, framed.count / 2))))
+                throw error
+            }
             #endif
             try POSIX.writeAll(fd, framed)
         } catch {
@@ -263,6 +268,9 @@ public final class RecordLogFile {
 
     private func syncDirectoryIfNeeded() throws(IAPError) {
         guard directoryNeedsSync else { return }
+        #if IAP_TEST_HOOKS
+        try IOFaults.fire(path, .directorySync)
+        #endif
         try POSIX.syncDirectory(POSIX.parent(of: path))
         #if IAP_TEST_HOOKS
         FileJournal.record(.directorySync(POSIX.parent(of: path)))
@@ -305,6 +313,13 @@ public final class RecordLogFile {
             throw error
         }
         FaultPoint.duringCompaction.reach()
+        #if IAP_TEST_HOOKS
+        do throws(IAPError) { try IOFaults.fire(path, .rename) } catch {
+            close(nfd)
+            unlink(tmp)
+            throw error
+        }
+        #endif
         guard rename(tmp, path) == 0 else {
             let e = POSIX.errnoText
             close(nfd)
@@ -329,7 +344,9 @@ public final class RecordLogFile {
 /// under a directory fail, as a full or failing disk does, so tests can
 /// check C12 (a failed sync is a failure) without a broken disk.
 public enum IOFaults {
-    public enum Kind: Sendable { case write, sync }
+    /// `shortWrite`: a write that stores part of its bytes, then fails
+    /// (ENOSPC half-way through a frame).
+    public enum Kind: Sendable { case write, sync, rename, directorySync, shortWrite }
     private struct Plan { let prefix: String; let kind: Kind; var skip: Int; var remaining: Int; let code: Int32 }
     nonisolated(unsafe) private static var plans: [Plan] = []
     /// Operations seen under each counted prefix, by kind (a fault sweep
@@ -373,7 +390,19 @@ public enum IOFaults {
             return plans[i].code
         }
         guard let code else { return }
-        throw IAPError(.io, "\(kind == .write ? "write" : "sync") failed: \(String(cString: strerror(code))) (injected)")
+        throw IAPError(.io, "\(kind) failed: \(String(cString: strerror(code))) (injected)")
+    }
+
+    /// Per-directory compaction thresholds (a workload small enough for a
+    /// test still compacts).
+    nonisolated(unsafe) private static var thresholds: [String: Int] = [:]
+
+    public static func setCompactionThreshold(_ bytes: Int?, for directory: String) {
+        lock.withLock { thresholds[directory] = bytes }
+    }
+
+    static func compactionThreshold(for directory: String) -> Int? {
+        lock.withLock { thresholds.isEmpty ? nil : thresholds[directory] }
     }
 }
 #endif

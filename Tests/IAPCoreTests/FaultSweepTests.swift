@@ -81,6 +81,14 @@ struct FaultSweepTests {
             }
             g.play(b)
         },
+        Workload(name: "compactions (a 1 KiB threshold): results and confirms across rewrites of the log") { b, g in
+            IOFaults.setCompactionThreshold(1024, for: b.c.config.dataDir)
+            for _ in 0..<6 {
+                _ = try b.buy("coins_100", 0)
+                g.play(b)
+                _ = b.c.flush()
+            }
+        },
         Workload(name: "results left unconfirmed at close") { b, _ in
             _ = try b.buy("coins_100", 0)
             _ = try b.buy("season_pass", 0)
@@ -99,6 +107,7 @@ struct FaultSweepTests {
         try w.run(b, g)
         _ = b.c.flush()
         IOFaults.clear(under: env.dataDir)
+        IOFaults.setCompactionThreshold(nil, for: env.dataDir)
         // The disk works again: the same session catches up (C12)...
         for _ in 0..<3 { _ = b.c.flush(); g.play(b) }
         _ = b.c.flush()
@@ -124,7 +133,7 @@ struct FaultSweepTests {
         return problems
     }
 
-    @Test("every write and every sync of the outbox fails in turn, once or until repaired, in 6 workloads: every purchase granted exactly once", arguments: workloads.indices)
+    @Test("every write (whole or short), sync, rename and directory sync of the outbox fails in turn, once or until repaired, in 7 workloads: every purchase granted exactly once", arguments: workloads.indices)
     func sweep(_ i: Int) throws {
         let w = Self.workloads[i]
         // Count the workload's writes and syncs on a healthy disk.
@@ -136,12 +145,17 @@ struct FaultSweepTests {
         b.close()
         let writes = IOFaults.counted(under: probe.dataDir, .write)
         let syncs = IOFaults.counted(under: probe.dataDir, .sync)
-        IOFaults.clear(under: probe.dataDir)
         #expect(writes > 0 && syncs > 0)
 
         var runs = 0
         var problems: [String] = []
-        for (kind, total, code) in [(IOFaults.Kind.write, writes, ENOSPC), (.sync, syncs, EIO)] {
+        let renames = IOFaults.counted(under: probe.dataDir, .rename)
+        let dirSyncs = IOFaults.counted(under: probe.dataDir, .directorySync)
+        IOFaults.clear(under: probe.dataDir)
+        IOFaults.setCompactionThreshold(nil, for: probe.dataDir)
+        let plan: [(IOFaults.Kind, Int, Int32)] = [(.write, writes, ENOSPC), (.shortWrite, writes, ENOSPC), (.sync, syncs, EIO),
+                                                   (.rename, renames, EIO), (.directorySync, dirSyncs, EIO)]
+        for (kind, total, code) in plan {
             for k in 0..<total {
                 for count in [1, -1] {
                     runs += 1
@@ -150,7 +164,7 @@ struct FaultSweepTests {
                 }
             }
         }
-        print("fault sweep: \"\(w.name)\": \(writes) writes and \(syncs) syncs, \(runs) runs, \(problems.count) problems")
+        print("fault sweep: \"\(w.name)\": \(writes) writes, \(syncs) syncs, \(renames) renames, \(dirSyncs) directory syncs; \(runs) runs, \(problems.count) problems")
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 }
