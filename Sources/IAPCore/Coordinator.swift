@@ -58,6 +58,7 @@ public final class Coordinator: @unchecked Sendable {
     private var heldAtOpen: [OutboxRecord]? = nil
     /// Transactions the store reported at start, for rebuilding held records.
     private var reportedAtStart: [String: StoreTransaction] = [:]
+    private var heldTransactions = Set<String>()
     /// "Already owned" answers whose transaction is finished: they wait for
     /// the store's entitlements at open to vouch for them.
     private var heldOwned: [OutboxRecord] = []
@@ -137,6 +138,7 @@ public final class Coordinator: @unchecked Sendable {
             }
         }
         heldAtOpen = held
+        heldTransactions = Set(held.map { Coordinator.storeTransactionID($0.transactionID) })
         let exec = executor
         store.attach(scheduler: StoreScheduler(executor: exec))
         // Events are handled on the SDK thread, whichever thread reports them.
@@ -593,7 +595,7 @@ public final class Coordinator: @unchecked Sendable {
                 queue.push(rebuilt(r, stored: stored, facts: facts), resultKey: r.key)
             }
         }
-        if heldAtOpen == nil && heldOwned.isEmpty { reportedAtStart = [:]; deliveredAtStart = [] }
+        if heldAtOpen == nil && heldOwned.isEmpty { reportedAtStart = [:]; deliveredAtStart = []; heldTransactions = [] }
     }
 
     private func reject(_ r: OutboxRecord, stored: StoredMessage, _ reason: String) {
@@ -613,7 +615,9 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     private func handleTransaction(_ t: StoreTransaction, _ arrival: Arrival) {
-        if heldAtOpen != nil || !heldOwned.isEmpty, case .update = arrival { reportedAtStart[t.id] = t }
+        // Kept only for the transactions of held records: the facts their
+        // messages are rebuilt from.
+        if heldAtOpen != nil || !heldOwned.isEmpty, case .update = arrival, heldTransactions.contains(t.id) { reportedAtStart[t.id] = t }
         // Whose click this answers: the purchase call's key, or the token's
         // (C5; a renewal carries its first purchase's token but is the store's).
         var click: Int64? = nil
