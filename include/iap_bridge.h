@@ -267,7 +267,8 @@ const char *iap_error_name(int32_t code);
 /* Drives the simulated store: `command_json` is {"op": ...} (see
  * docs/SIMULATOR.md: transactions, fail_next, cancel_next, ask_to_buy,
  * pending, approve, decline, interrupt_next, resolve, refund, advance,
- * external_purchase, forge, auto_renew, clock, entitlements). Runs on the
+ * external_purchase, forge, auto_renew, clock, entitlements, promote,
+ * payments_allowed, storefront). Runs on the
  * SDK thread and waits until what the command made the store report has
  * been handled (its messages are queued when it returns). On IAP_OK
  * *out_json is a JSON answer the caller frees with iap_free; on error it is

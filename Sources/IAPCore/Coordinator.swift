@@ -492,6 +492,8 @@ public final class Coordinator: @unchecked Sendable {
             queue.push(Messages.entitlements(list, reason: reason, nowMs: storeNowMs ?? POSIX.nowMs()))
         case .error(let op, let message):
             queue.push(Messages.error(op: op, code: .store, message: message))
+        case .status(let canPay, let storefront, let reason):
+            queue.push(Messages.storeStatus(canMakePayments: canPay, storefront: storefront, reason: reason))
         case .promoted(let productID, let offer):
             queue.push(Messages.promoted(productID: productID, offer: offer))
         }

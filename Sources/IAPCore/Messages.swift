@@ -161,6 +161,17 @@ public enum Messages {
         return w.finish()
     }
 
+    /// `"store"`: whether the player may pay and the App Store country, at
+    /// open and when either changes. Informational: no confirm.
+    public static func storeStatus(canMakePayments: Bool, storefront: String, reason: String) -> [UInt8] {
+        var w = JSONObjectWriter()
+        w.string("type", "store")
+        w.string("reason", reason)
+        w.bool("canMakePayments", canMakePayments)
+        w.string("storefront", storefront)
+        return w.finish()
+    }
+
     /// `"unvouched"`: a record of the outbox the store does not vouch for (an
     /// edited, replayed or restored outbox, another device's): dropped, never
     /// delivered as a success (C11).

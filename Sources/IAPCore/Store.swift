@@ -100,6 +100,10 @@ public enum StoreEvent: Sendable {
     /// (StoreKit's PurchaseIntent); the game decides whether to buy it.
     /// `offer`: the win-back offer shown with it, if any.
     case promoted(productID: String, offer: JSONValue?)
+    /// Whether this player may pay (parental controls: StoreKit's
+    /// `AppStore.canMakePayments`) and the App Store country (ISO 3166
+    /// alpha-3, "" when unknown): at start (reason "open") and on change.
+    case status(canMakePayments: Bool, storefront: String, reason: String)
 }
 
 public enum ProductKind: String, Sendable, CaseIterable {

@@ -11,7 +11,12 @@ import IAPCore
 public final class SimulatedStore: Store, @unchecked Sendable {
     public let name = "simulator"
     public let catalog: Catalog
-    let currency: String
+    /// The player's App Store country (ISO 3166 alpha-3): the catalog's
+    /// `_storefront` until the `storefront` op changes it.
+    var storefront: String
+    /// Parental controls: false makes every purchase fail (result "4").
+    var paymentsAllowed = true
+    var currency: String { Price.currency(storefront: storefront) }
     let options: SimulatorOptions
     let config: BridgeConfig
 
@@ -71,7 +76,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         self.catalog = catalog
         self.log = log
         self.lockFD = lockFD
-        self.currency = Price.currency(storefront: catalog.settings.storefront)
+        self.storefront = catalog.settings.storefront
         self.askToBuy = catalog.settings.askToBuy
         // Xcode's `_timeRate`: 0 real time; 1 one second is one day; 2 one
         // second is one hour; larger values are taken as the factor itself.
@@ -123,6 +128,10 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             if let g = e["group"]?.stringValue { nextRenewalProduct[g] = e["product"]?.stringValue }
         case "ask":
             if let on = e["on"]?.boolValue { askToBuy = on }
+        case "payments":
+            if let on = e["on"]?.boolValue { paymentsAllowed = on }
+        case "storefront":
+            if let c = e["country"]?.stringValue { storefront = c }
         case "fly":
             if let key = e["key"]?.int64Value, let product = e["product"]?.stringValue {
                 landing.append((key, product))
@@ -186,6 +195,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             out.append(.unfinished(unfinished.map { String($0.id) }))
             out.append(.entitlements(entitlementsLocked(), reason: "open", nowMs: nowLocked()))
             lastEntitlementIDs = entitlementIDsLocked()
+            out.append(.status(canMakePayments: paymentsAllowed, storefront: storefront, reason: "open"))
         }
         emit(out)
         let flights: [(key: Int64, productID: String)] = lock.withLock {
@@ -286,6 +296,10 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         lock.withLock {
             guard !stopped, let p = catalog.product(productID) else { return }
             processClockLocked(&out, announce: true)
+            if !paymentsAllowed {
+                out.append(.purchaseFailed(key: key, productID: productID, failure: .notAllowed))
+                return
+            }
             if cancelNext {
                 cancelNext = false
                 out.append(.purchaseFailed(key: key, productID: productID, failure: .cancelled))

@@ -5,7 +5,7 @@ import IAPCore
 enum SimulatorCommands {
     static let ops = ["transactions", "fail_next", "cancel_next", "ask_to_buy", "pending", "approve", "decline",
                       "interrupt_next", "resolve", "refund", "advance", "external_purchase", "forge", "auto_renew",
-                      "clock", "entitlements", "promote"]
+                      "clock", "entitlements", "promote", "payments_allowed", "storefront"]
 
     static func run(_ command: JSONValue, on s: SimulatedStore) throws(IAPError) -> JSONValue {
         guard let o = command.objectValue else { throw IAPError(.badJSON, "a simulator command must be a JSON object") }
@@ -106,6 +106,26 @@ enum SimulatorCommands {
                 return ok()
             case "entitlements":
                 return .object(["entitlements": .array(s.entitlementTransactionsLocked().map { describe($0) })])
+            case "payments_allowed":
+                // Parental controls (AppStore.canMakePayments).
+                guard let on = o["enabled"]?.boolValue else { throw IAPError(.badJSON, "payments_allowed needs \"enabled\": true or false") }
+                try s.persist([event("payments") { $0.bool("on", on) }])
+                if s.paymentsAllowed != on {
+                    s.paymentsAllowed = on
+                    out.append(.status(canMakePayments: on, storefront: s.storefront, reason: "change"))
+                }
+                return ok()
+            case "storefront":
+                // The player's App Store country changes (prices' currency follows).
+                guard let c = o["countryCode"]?.stringValue, c.utf8.count == 3, c.utf8.allSatisfy({ $0 >= 65 && $0 <= 90 }) else {
+                    throw IAPError(.invalidArgument, "storefront needs \"countryCode\": an ISO 3166 alpha-3 code such as \"FRA\"")
+                }
+                try s.persist([event("storefront") { $0.string("country", c) }])
+                if s.storefront != c {
+                    s.storefront = c
+                    out.append(.status(canMakePayments: s.paymentsAllowed, storefront: c, reason: "change"))
+                }
+                return ok()
             default:
                 throw IAPError(.unknownOp, "unknown simulator op \"\(op)\" (known: \(ops.joined(separator: ", ")))")
             }

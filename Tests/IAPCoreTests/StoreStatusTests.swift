@@ -1,0 +1,63 @@
+import Foundation
+import IAPCore
+import Testing
+
+/// The "store" message: whether the player may pay (parental controls) and
+/// the App Store country, at open and on change; the simulator's ops
+/// `payments_allowed` and `storefront` play both, across restarts.
+@Suite("Store status")
+struct StoreStatusTests {
+    static func of(_ ms: [JSONValue], _ type: String) -> [JSONValue] { ms.filter { $0["type"]?.stringValue == type } }
+
+    @Test("at open: payments allowed, the catalog's storefront; parental controls refuse purchases (result 4) until lifted, across a restart")
+    func paymentsAllowed() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        let open = try #require(Self.of(b.drain(), "store").first)
+        #expect(open["reason"]?.stringValue == "open" && open["canMakePayments"] == .bool(true))
+        #expect(open["storefront"]?.stringValue == "USA")
+
+        _ = try b.sim(#"{"op":"payments_allowed","enabled":false}"#)
+        let change = try #require(Self.of(b.drain(), "store").first)
+        #expect(change["reason"]?.stringValue == "change" && change["canMakePayments"] == .bool(false))
+        let k = try b.buy("coins_100", 0)
+        let r = try #require(b.drainResults().first)
+        #expect(r.keyValue == k && r["result"]?.stringValue == "4", "a purchase under parental controls is refused")
+        try b.confirm(k)
+        #expect(try b.transactions().isEmpty, "nothing charged")
+        b.close()
+
+        b = try env.open()
+        #expect(Self.of(b.drain(), "store").first?["canMakePayments"] == .bool(false), "the store remembers")
+        _ = try b.sim(#"{"op":"payments_allowed","enabled":true}"#)
+        #expect(Self.of(b.drain(), "store").first?["canMakePayments"] == .bool(true))
+        let k2 = try b.buy("coins_100", 0)
+        #expect(b.drainResults().first { $0.keyValue == k2 }?["result"]?.stringValue == "0")
+        b.close()
+    }
+
+    @Test("a storefront change is announced; prices come in its currency; bad country codes are refused")
+    func storefront() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        _ = try b.sim(#"{"op":"storefront","countryCode":"FRA"}"#)
+        let change = try #require(Self.of(b.drain(), "store").first)
+        #expect(change["storefront"]?.stringValue == "FRA" && change["reason"]?.stringValue == "change")
+        try b.c.requestProducts(["coins_100"])
+        let items = try #require(Self.of(b.drain(), "999").first?["items"]?.arrayValue)
+        #expect(items.first?["currency"]?.stringValue == "EUR")
+        // The same country again: no message.
+        _ = try b.sim(#"{"op":"storefront","countryCode":"FRA"}"#)
+        #expect(Self.of(b.drain(), "store").isEmpty)
+        for bad in [#"{"op":"storefront","countryCode":"fr"}"#, #"{"op":"storefront","countryCode":"FRANCE"}"#, #"{"op":"storefront"}"#] {
+            do {
+                _ = try b.sim(bad)
+                Issue.record("accepted \(bad)")
+            } catch let e as IAPError {
+                #expect(e.code == .invalidArgument, "\(bad): \(e)")
+            }
+        }
+        b.close()
+    }
+}
