@@ -105,6 +105,17 @@ public final class StoreKitStore: Store, @unchecked Sendable {
             let list = await self.entitlements()
             self.lock.withLock { self.lastEntitlementIDs = list.map(\.id) }
             self.emit(.entitlements(list, reason: "open"))
+            // Whether the player may pay, and the App Store country.
+            let country = await Storefront.current?.countryCode ?? ""
+            self.emit(.status(canMakePayments: AppStore.canMakePayments, storefront: country, reason: "open"))
+        }
+        // A storefront change (StoreKit announces it; canMakePayments it
+        // does not: that one is read at each open).
+        tasks.spawn { [weak self] in
+            for await front in Storefront.updates {
+                guard let self, !Task.isCancelled else { return }
+                self.emit(.status(canMakePayments: AppStore.canMakePayments, storefront: front.countryCode, reason: "change"))
+            }
         }
         #if !canImport(StoreKit) || os(iOS)
         if #available(iOS 16.4, *) { listenForPromotedPurchases() }

@@ -116,6 +116,21 @@ public enum StandIn {
     /// A new, empty App Store and a freshly launched app.
     public static func reset() { World.shared.reset() }
 
+    /// `AppStore.canMakePayments` (parental controls).
+    public static var canMakePayments: Bool {
+        get { World.shared.locked { World.shared.canMakePayments } }
+        set { World.shared.locked { World.shared.canMakePayments = newValue } }
+    }
+
+    /// The player's storefront now (nil: unknown). Setting it announces the
+    /// change through `Storefront.updates`.
+    public static var storefront: String? {
+        get { World.shared.locked { World.shared.storefrontCountry } }
+        set {
+            if let c = newValue { World.shared.changeStorefront(c) } else { World.shared.locked { World.shared.storefrontCountry = nil } }
+        }
+    }
+
     /// The app is launched again (the App Store keeps its ledger). StoreKit
     /// re-delivers unfinished transactions once, right after launch, through
     /// `Transaction.updates`; `updatesRedeliver: false` plays an app whose

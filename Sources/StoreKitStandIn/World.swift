@@ -40,6 +40,10 @@ final class World: @unchecked Sendable {
     var finishHangs = false
     var environment = "Xcode"
     var osVersion: (major: Int, minor: Int) = (18, 2)
+    var canMakePayments = true
+    var storefrontCountry: String? = "USA"
+    var storefrontSubscribers: [Int: AsyncStream<Storefront>.Continuation] = [:]
+    var nextStorefrontSubscriber = 0
     var screen: StandIn.Screen = .foregroundWithKeyWindow
     /// Intents promoted while nobody listened: the first listener gets them.
     private var waitingIntents: [PurchaseIntent] = []
@@ -68,6 +72,7 @@ final class World: @unchecked Sendable {
             updateSubscribers = [:]; intentSubscribers = [:]; launchRedelivery = true; clockOffset = 0
             productsError = nil; syncError = nil; finishHangs = false; environment = "Xcode"
             osVersion = (18, 2); screen = .foregroundWithKeyWindow; waitingIntents = []
+            canMakePayments = true; storefrontCountry = "USA"; storefrontSubscribers = [:]
             finishCalls = []; purchaseCalls = []; productRequests = []; syncCount = 0
             return out
         }

@@ -37,6 +37,25 @@ extension StoreContract {
 
         // MARK: 1. The purchase call per iOS version
 
+        @Test("\"store\": AppStore.canMakePayments and the storefront at open; a storefront change through Storefront.updates")
+        func storeStatus() async throws {
+            let env = fresh()
+            StandIn.canMakePayments = false
+            StandIn.storefront = "GBR"
+            let (b, _) = try await launch(env)
+            await b.wait(for: "the store status at open") { ms in
+                ms.contains { $0["type"]?.stringValue == "store" && $0["reason"]?.stringValue == "open" }
+            }
+            let open = try #require(b.messages(type: "store").first)
+            #expect(open["canMakePayments"] == .bool(false) && open["storefront"]?.stringValue == "GBR")
+            StandIn.storefront = "FRA"
+            await b.wait(for: "the storefront change") { ms in
+                ms.contains { $0["type"]?.stringValue == "store" && $0["reason"]?.stringValue == "change" && $0["storefront"]?.stringValue == "FRA" }
+            }
+            b.close()
+            StandIn.canMakePayments = true
+        }
+
         struct RouteCase: Sendable, CustomTestStringConvertible {
             let major: Int
             let minor: Int
