@@ -152,6 +152,9 @@ static class Driver
         {
             var inbox = new Inbox(b);
             var ent = inbox.WaitFor<EntitlementsMessage>(m => m.reason == "open");
+            var status = inbox.WaitFor<StoreStatusMessage>(m => m.reason == "open");
+            Check(status != null && status.canMakePayments && status.storefront == "USA",
+                  "\"store\" at open: payments allowed, storefront USA (StoreStatusMessage)", status == null ? "none" : status.json);
             Check(ent != null && ent.items.Length == 0, "first open: an empty \"entitlements\" (reason open)");
 
             // Non-ASCII both ways: an unknown ID in Latin, emoji and Hebrew comes back intact.

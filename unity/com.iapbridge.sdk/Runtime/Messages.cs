@@ -24,6 +24,8 @@ namespace IAPBridge
         public const string Error = "error";
         public const string OutboxDamaged = "outbox_damaged";
         public const string Promoted = "promoted";
+        public const string Store = "store";
+        public const string Unvouched = "unvouched";
     }
 
     /// The "result" of a "7" message.
@@ -66,6 +68,8 @@ namespace IAPBridge
                 case MessageType.Error: m = ErrorMessage.From(o); break;
                 case MessageType.OutboxDamaged: m = OutboxDamagedMessage.From(o); break;
                 case MessageType.Promoted: m = PromotedMessage.From(o); break;
+                case MessageType.Store: m = StoreStatusMessage.From(o); break;
+                case MessageType.Unvouched: m = UnvouchedMessage.From(o); break;
                 default: m = new Message(); break;
             }
             m.type = o.Str("type") ?? "";
@@ -330,6 +334,49 @@ namespace IAPBridge
                 offerID = offer.IsObject ? offer.Str("id") : null,
                 offerType = offer.IsObject ? offer.Str("type") : null,
                 offerPrice = offer.IsObject ? offer.Str("price") : null,
+            };
+        }
+    }
+
+    /// "store": whether the player may pay (false under parental controls:
+    /// grey out Buy) and the App Store country (ISO 3166 alpha-3; request the
+    /// products again when it changes). At every open and on change.
+    [Serializable]
+    public class StoreStatusMessage : Message
+    {
+        /// "open" or "change".
+        public string reason;
+        public bool canMakePayments;
+        public string storefront;
+
+        internal static StoreStatusMessage From(JsonObject o)
+        {
+            return new StoreStatusMessage
+            {
+                reason = o.Str("reason"),
+                canMakePayments = o.Bool("canMakePayments"),
+                storefront = o.Str("storefront"),
+            };
+        }
+    }
+
+    /// "unvouched": a purchase record of the outbox the store does not vouch
+    /// for (an edited, restored or copied save) was dropped. Grant nothing;
+    /// log it.
+    [Serializable]
+    public class UnvouchedMessage : Message
+    {
+        public string key;
+        public string productID;
+        public string transactionID;
+        public string reason;
+
+        internal static UnvouchedMessage From(JsonObject o)
+        {
+            return new UnvouchedMessage
+            {
+                key = o.Str("key"), productID = o.Str("productID"),
+                transactionID = o.Str("transactionID"), reason = o.Str("reason"),
             };
         }
     }
