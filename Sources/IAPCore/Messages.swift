@@ -97,6 +97,7 @@ public enum Messages {
             o.string("subscriptionPeriod", p.subscriptionPeriod)
             o.string("subscriptionGroupID", p.subscriptionGroupID)
             o.value("introductoryOffer", p.introductoryOffer ?? .null)
+            o.value("introOfferEligible", p.introOfferEligible.map { .bool($0) } ?? .null)
             items.bytesAppend(o.finish())
         }
         items.appendRaw("]")

@@ -209,10 +209,13 @@ public struct ProductInfo: Sendable, Equatable {
     public var subscriptionGroupID: String?
     /// `{"paymentMode","period","periods","price"}` when there is one.
     public var introductoryOffer: JSONValue?
+    /// Whether this player may still take the introductory offer (never
+    /// subscribed in the group); nil without an offer.
+    public var introOfferEligible: Bool?
 
     public init(id: String, title: String, description: String, price: String, displayPrice: String, currency: String,
                 kind: ProductKind, subscriptionPeriod: String? = nil, subscriptionGroupID: String? = nil,
-                introductoryOffer: JSONValue? = nil) {
+                introductoryOffer: JSONValue? = nil, introOfferEligible: Bool? = nil) {
         self.id = id
         self.title = title
         self.description = description
@@ -223,6 +226,7 @@ public struct ProductInfo: Sendable, Equatable {
         self.subscriptionPeriod = subscriptionPeriod
         self.subscriptionGroupID = subscriptionGroupID
         self.introductoryOffer = introductoryOffer
+        self.introOfferEligible = introOfferEligible
     }
 }
 

@@ -263,7 +263,8 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         return ProductInfo(id: p.id, title: title, description: description, price: p.price,
                            displayPrice: Price.display(p.price, currency: currency), currency: currency, kind: p.kind,
                            subscriptionPeriod: p.subscriptionPeriod, subscriptionGroupID: p.subscriptionGroupID,
-                           introductoryOffer: p.introductoryOffer)
+                           introductoryOffer: p.introductoryOffer,
+                           introOfferEligible: p.introductoryOffer == nil ? nil : !hasSubscribedLocked(group: p.subscriptionGroupID))
     }
 
     public func validatePurchase(productID: String) throws(IAPError) {
@@ -504,6 +505,16 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             return current
         case .consumable, .nonRenewingSubscription:
             return nil
+        }
+    }
+
+    /// True when the player has had a subscription of this group (the
+    /// introductory offer is then spent).
+    func hasSubscribedLocked(group: String?) -> Bool {
+        guard let group else { return false }
+        return ownable.contains { id in
+            guard let t = txns[id], t.kind == .autoRenewableSubscription else { return false }
+            return catalog.product(t.productID)?.subscriptionGroupID == group
         }
     }
 

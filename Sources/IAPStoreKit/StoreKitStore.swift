@@ -136,7 +136,16 @@ public final class StoreKitStore: Store, @unchecked Sendable {
                     notSold.subtract(byID.keys)
                     notSold.formUnion(invalid)
                 }
-                let items = unique.compactMap { byID[$0] }.map(StoreKitMapping.product)
+                var items: [ProductInfo] = []
+                for p in unique.compactMap({ byID[$0] }) {
+                    var info = StoreKitMapping.product(p)
+                    // iOS 15: whether this player may still take the group's
+                    // introductory offer (asked only where there is one).
+                    if info.introductoryOffer != nil, let sub = p.subscription {
+                        info.introOfferEligible = await sub.isEligibleForIntroOffer
+                    }
+                    items.append(info)
+                }
                 emit(.products(ProductsAnswer(products: items, invalid: invalid)))
             } catch {
                 emit(.products(ProductsAnswer(products: [], invalid: [],

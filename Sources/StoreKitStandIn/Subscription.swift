@@ -30,6 +30,12 @@ extension Product {
         public let subscriptionGroupID: String
         public let subscriptionPeriod: SubscriptionPeriod
 
+        /// iOS 15: whether this player may still take the group's
+        /// introductory offer (never subscribed in the group before).
+        public var isEligibleForIntroOffer: Bool {
+            get async { !World.shared.hasSubscribed(group: subscriptionGroupID) }
+        }
+
         init(introductoryOffer: SubscriptionOffer?, subscriptionGroupID: String, subscriptionPeriod: SubscriptionPeriod) {
             self.introductoryOffer = introductoryOffer
             self.promotionalOffers = []

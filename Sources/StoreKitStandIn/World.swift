@@ -60,6 +60,11 @@ final class World: @unchecked Sendable {
 
     var now: Date { locked { Date().addingTimeInterval(clockOffset) } }
 
+    /// True when the player has had a subscription of this group.
+    func hasSubscribed(group: String) -> Bool {
+        locked { order.contains { entries[$0]?.transaction.subscriptionGroupID == group } }
+    }
+
     // MARK: Reset and launch
 
     func reset() {

@@ -328,6 +328,24 @@ extension StoreContract {
 
         // MARK: The rest of the flow, same answers
 
+        @Test("Intro-offer eligibility in \"999\": true before the first subscription in its group, false after", arguments: backends)
+        func introOfferEligibility(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            let b = try await s.open(env)
+            func eligibility(_ n: Int) async throws -> JSONValue? {
+                try b.c.requestProducts(["vip_monthly"])
+                await b.wait(for: "product answer \(n)") { _ in b.messages(type: "999").count >= n }
+                let item = b.messages(type: "999")[n - 1]["items"]?.arrayValue?.first
+                #expect(item?["introductoryOffer"] != .null, "vip_monthly has an introductory offer in the sample catalog")
+                return item?["introOfferEligible"]
+            }
+            #expect(try await eligibility(1) == .bool(true))
+            let key = try b.buy("vip_monthly", 0)
+            _ = try #require(await b.result(key: key))
+            #expect(try await eligibility(2) == .bool(false), "spent once subscribed in the group")
+            b.close()
+        }
+
         @Test("Products: the same \"999\" from every store for the same catalog", arguments: backends)
         func products(_ kind: BackendKind) async throws {
             let (s, env) = prepare(kind)

@@ -60,4 +60,29 @@ struct StoreStatusTests {
         }
         b.close()
     }
+
+    @Test("intro-offer eligibility in the \"999\" items: true before the first subscription in the group, false after, null without an offer")
+    func introOfferEligibility() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        func items() throws -> [String: JSONValue] {
+            try b.c.requestProducts(["vip_monthly", "vip_yearly", "coins_100"])
+            let list = try #require(Self.of(b.drain(), "999").first?["items"]?.arrayValue)
+            var out: [String: JSONValue] = [:]
+            for i in list { if let id = i["id"]?.stringValue { out[id] = i } }
+            return out
+        }
+        let before = try items()
+        let withOffer = before.values.filter { $0["introductoryOffer"] != .null }
+        try #require(!withOffer.isEmpty, "the sample catalog has a subscription with an introductory offer")
+        for i in withOffer { #expect(i["introOfferEligible"] == .bool(true), "\(i)") }
+        #expect(before["coins_100"]?["introOfferEligible"] == .null)
+        _ = try b.buy("vip_monthly", 0)
+        _ = b.drainResults()
+        for i in try items().values where i["introductoryOffer"] != .null {
+            #expect(i["introOfferEligible"] == .bool(false), "spent once subscribed in the group: \(i)")
+        }
+        b.close()
+    }
 }

@@ -127,6 +127,9 @@ namespace IAPBridge
         public string subscriptionGroupID;
         /// Null when there is none.
         public IntroductoryOffer introductoryOffer;
+        /// Whether this player may still take the introductory offer (never
+        /// subscribed in the group); false when there is no offer.
+        public bool introOfferEligible;
 
         internal static ProductInfo From(JsonObject o)
         {
@@ -138,6 +141,7 @@ namespace IAPBridge
                 kind = o.Str("kind"), subscriptionPeriod = o.Str("subscriptionPeriod"),
                 subscriptionGroupID = o.Str("subscriptionGroupID"),
                 introductoryOffer = offer.IsObject ? IntroductoryOffer.From(offer) : null,
+                introOfferEligible = o.Bool("introOfferEligible"),
             };
         }
     }
