@@ -141,12 +141,15 @@ public struct StoreTransaction: Sendable, Equatable {
     public var isRenewal: Bool
     /// The answer to a purchase of something already owned: no new charge.
     public var alreadyOwned: Bool
+    /// Bought by a family member and shared with this player (Family
+    /// Sharing, StoreKit's `ownershipType` `.familyShared`).
+    public var familyShared: Bool
 
     public init(id: String, originalID: String, productID: String, kind: ProductKind, purchaseDateMs: Int64,
                 expiresDateMs: Int64? = nil, revocationDateMs: Int64? = nil, revocationReason: String? = nil,
                 price: String, currency: String, quantity: Int64 = 1, token: PurchaseToken? = nil,
                 verified: Bool = true, jws: String? = nil, environment: String, isUpgraded: Bool = false,
-                isRenewal: Bool = false, alreadyOwned: Bool = false) {
+                isRenewal: Bool = false, alreadyOwned: Bool = false, familyShared: Bool = false) {
         self.id = id
         self.originalID = originalID
         self.productID = productID
@@ -165,6 +168,7 @@ public struct StoreTransaction: Sendable, Equatable {
         self.isUpgraded = isUpgraded
         self.isRenewal = isRenewal
         self.alreadyOwned = alreadyOwned
+        self.familyShared = familyShared
     }
 }
 

@@ -19,6 +19,8 @@ struct SimTransaction: Sendable {
     var upgraded = false
     /// Made outside the app (external_purchase) or as a renewal.
     var storeInitiated = false
+    /// A family member's purchase shared with this player (family_share).
+    var familyShared = false
 
     /// Unfinished as StoreKit's `Transaction.unfinished` lists it: never
     /// finished, or revoked and that not yet seen by the app.
@@ -37,6 +39,7 @@ struct SimTransaction: Sendable {
         w.bool("verified", verified)
         w.string("price", price)
         w.bool("store", storeInitiated)
+        if familyShared { w.bool("family", true) }
         return w.finish()
     }
 
@@ -50,6 +53,7 @@ struct SimTransaction: Sendable {
         t.token = o["token"]?.stringValue.flatMap(PurchaseToken.init(uuidString:))
         t.verified = o["verified"]?.boolValue ?? true
         t.storeInitiated = o["store"]?.boolValue ?? false
+        t.familyShared = o["family"]?.boolValue ?? false
         return t
     }
 
@@ -58,7 +62,7 @@ struct SimTransaction: Sendable {
             id: String(id), originalID: String(originalID), productID: productID, kind: kind, purchaseDateMs: purchaseMs,
             expiresDateMs: expiresMs, revocationDateMs: revokedMs, revocationReason: revokeReason, price: price,
             currency: currency, quantity: 1, token: token, verified: verified, jws: nil, environment: "simulator",
-            isUpgraded: upgraded)
+            isUpgraded: upgraded, familyShared: familyShared)
     }
 }
 

@@ -451,12 +451,13 @@ public final class SimulatedStore: Store, @unchecked Sendable {
 
     /// Creates and durably records a new transaction for `p`.
     func chargeLocked(_ p: CatalogProduct, token: PurchaseToken?, storeInitiated: Bool, verified: Bool = true,
-                      _ out: inout [StoreEvent]) throws(IAPError) -> SimTransaction {
+                      familyShared: Bool = false, _ out: inout [StoreEvent]) throws(IAPError) -> SimTransaction {
         let now = nowLocked()
         var t = SimTransaction(id: nextTxnID, originalID: nextTxnID, productID: p.id, kind: p.kind, purchaseMs: now, price: p.price)
         t.token = token
         t.verified = verified
         t.storeInitiated = storeInitiated
+        t.familyShared = familyShared
         var events: [[UInt8]] = []
         switch p.kind {
         case .nonRenewingSubscription:

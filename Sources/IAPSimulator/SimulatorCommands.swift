@@ -5,7 +5,7 @@ import IAPCore
 enum SimulatorCommands {
     static let ops = ["transactions", "fail_next", "cancel_next", "ask_to_buy", "pending", "approve", "decline",
                       "interrupt_next", "resolve", "refund", "advance", "external_purchase", "forge", "auto_renew",
-                      "clock", "entitlements", "promote", "payments_allowed", "storefront"]
+                      "clock", "entitlements", "promote", "payments_allowed", "storefront", "family_share"]
 
     static func run(_ command: JSONValue, on s: SimulatedStore) throws(IAPError) -> JSONValue {
         guard let o = command.objectValue else { throw IAPError(.badJSON, "a simulator command must be a JSON object") }
@@ -106,6 +106,18 @@ enum SimulatorCommands {
                 return ok()
             case "entitlements":
                 return .object(["entitlements": .array(s.entitlementTransactionsLocked().map { describe($0) })])
+            case "family_share":
+                // A family member buys a shareable product; it reaches this
+                // player through Family Sharing (store-initiated, no charge here).
+                guard let pid = o["productID"]?.stringValue else { throw IAPError(.badJSON, "family_share needs \"productID\"") }
+                guard let product = s.catalog.product(pid) else { throw IAPError(.unknownProduct, "product \"\(pid)\" is not in the catalog") }
+                guard product.familyShareable, product.kind != .consumable else {
+                    throw IAPError(.invalidArgument, "product \"\(pid)\" is not family-shareable (\"familyShareable\": true in the catalog, and not a consumable)")
+                }
+                let t = try s.chargeLocked(product, token: nil, storeInitiated: true, familyShared: true, &out)
+                out.append(.transaction(t.storeTransaction(currency: s.currency), .update))
+                s.appendEntitlementChangeLocked(&out)
+                return .object(["ok": .bool(true), "transactionID": .string(String(t.id))])
             case "payments_allowed":
                 // Parental controls (AppStore.canMakePayments).
                 guard let on = o["enabled"]?.boolValue else { throw IAPError(.badJSON, "payments_allowed needs \"enabled\": true or false") }

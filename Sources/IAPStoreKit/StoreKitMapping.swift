@@ -154,6 +154,6 @@ enum StoreKitMapping {
             quantity: Int64(t.purchasedQuantity),
             token: t.appAccountToken.flatMap { PurchaseToken(uuidString: $0.uuidString) },
             verified: verified, jws: jws, environment: environment(t), isUpgraded: t.isUpgraded,
-            isRenewal: isRenewal(t))
+            isRenewal: isRenewal(t), familyShared: t.ownershipType == .familyShared)
     }
 }

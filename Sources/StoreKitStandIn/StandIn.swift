@@ -202,6 +202,13 @@ public enum StandIn {
     /// A parent declines the oldest pending purchase: no transaction at all.
     public static func declinePending() { World.shared.declinePending() }
 
+    /// A family member buys a shareable product: it reaches this player as a
+    /// transaction with `ownershipType` `.familyShared`, through updates.
+    @discardableResult
+    public static func familyShare(_ productID: String) -> UInt64? {
+        World.shared.charge(productID, token: nil, verified: true, finished: false, deliver: true, familyShared: true)
+    }
+
     /// A purchase the app did not start (another device, promoted on the App
     /// Store), delivered through `Transaction.updates`.
     @discardableResult

@@ -59,6 +59,16 @@ public struct Transaction: Identifiable, Equatable, Hashable, Sendable {
     /// 16.2:531: the UUID the app passed with `.appAccountToken`.
     public let appAccountToken: UUID?
 
+    /// iOS 15: who owns it: this Apple ID, or a family member who shares it.
+    public struct OwnershipType: RawRepresentable, Equatable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let purchased = OwnershipType(rawValue: "PURCHASED")
+        public static let familyShared = OwnershipType(rawValue: "FAMILY_SHARED")
+    }
+
+    public var ownershipType: OwnershipType { familyShared ? .familyShared : .purchased }
+
     /// 16.2:532-533. A `let` in the SDK; a computed property here because a
     /// stored property cannot carry a narrower availability.
     @available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, *)
@@ -106,6 +116,8 @@ public struct Transaction: Identifiable, Equatable, Hashable, Sendable {
     let reasonRaw: String
     /// What `VerificationResult.jwsRepresentation` returns for this transaction.
     let signedJWS: String
+    /// Shared by a family member (`StandIn.familyShare`).
+    var familyShared = false
     var paidPrice: Decimal? = nil
     var paidCurrency: String? = nil
 

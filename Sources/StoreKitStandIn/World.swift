@@ -376,11 +376,13 @@ final class World: @unchecked Sendable {
     /// A transaction the app did not start (another device, a purchase
     /// promoted and completed on the App Store), delivered through updates
     /// when `deliver` is true.
-    func charge(_ productID: String, token: UUID?, verified: Bool, finished: Bool, deliver: Bool) -> UInt64? {
+    func charge(_ productID: String, token: UUID?, verified: Bool, finished: Bool, deliver: Bool,
+                familyShared: Bool = false) -> UInt64? {
         let r: Result? = locked {
             guard let p = products[productID] else { return nil }
             var e = chargeLocked(p, token: token, verified: verified)
             e.finished = finished
+            e.transaction.familyShared = familyShared
             entries[e.transaction.id] = e
             return result(e)
         }

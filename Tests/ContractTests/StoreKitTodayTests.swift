@@ -37,6 +37,16 @@ extension StoreContract {
 
         // MARK: 1. The purchase call per iOS version
 
+        @Test("Family sharing: a family member's purchase arrives with ownershipType familyShared (Transaction.ownershipType)")
+        func familyShared() async throws {
+            let env = fresh()
+            let (b, _) = try await launch(env)
+            let id = try #require(StandIn.familyShare("remove_ads"))
+            let r = try #require(await b.result("the shared transaction") { $0.transactionID == String(id) })
+            #expect(r["ownershipType"]?.stringValue == "familyShared" && r["origin"]?.stringValue == "store")
+            b.close()
+        }
+
         @Test("\"store\": AppStore.canMakePayments and the storefront at open; a storefront change through Storefront.updates")
         func storeStatus() async throws {
             let env = fresh()

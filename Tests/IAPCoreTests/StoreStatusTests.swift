@@ -85,4 +85,25 @@ struct StoreStatusTests {
         }
         b.close()
     }
+
+    @Test("family sharing: a family member's purchase arrives as a store-initiated \"7\" and an entitlement, both with ownershipType familyShared; unshareable products are refused")
+    func familyShare() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        _ = try b.sim(#"{"op":"family_share","productID":"remove_ads"}"#)
+        let ms = b.drain()
+        let r = try #require(b.results(ms).first)
+        #expect(r["ownershipType"]?.stringValue == "familyShared" && r["origin"]?.stringValue == "store")
+        let ent = try #require(Self.of(ms, "entitlements").last?["items"]?.arrayValue?.first)
+        #expect(ent["productID"]?.stringValue == "remove_ads" && ent["ownershipType"]?.stringValue == "familyShared")
+        try b.confirm(try #require(r.keyValue))
+        // The player's own purchase says so too.
+        let k = try b.buy("vip_monthly", 0)
+        #expect(b.drainResults().first { $0.keyValue == k }?["ownershipType"]?.stringValue == "purchased")
+        for bad in [#"{"op":"family_share","productID":"coins_100"}"#, #"{"op":"family_share","productID":"vip_monthly"}"#] {
+            #expect(throws: IAPError.self, "\(bad)") { _ = try b.sim(bad) }
+        }
+        b.close()
+    }
 }

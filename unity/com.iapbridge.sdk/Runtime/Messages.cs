@@ -184,6 +184,9 @@ namespace IAPBridge
         public string origin;
         /// Buying something already owned: no new charge, same transaction.
         public bool alreadyOwned;
+        /// "purchased", or "familyShared" (a family member's purchase shared
+        /// with this player); null on failures.
+        public string ownershipType;
         public string environment;
         public string message;
         public string jws;
@@ -200,7 +203,7 @@ namespace IAPBridge
                 originalTransactionID = o.Str("originalTransactionID"), price = o.Str("price"),
                 currency = o.Str("currency"), quantity = o.Long("quantity"), kind = o.Str("kind"),
                 purchaseDate = o.Long("purchaseDate"), expiresDate = o.Long("expiresDate"),
-                origin = o.Str("origin"), alreadyOwned = o.Bool("alreadyOwned"),
+                origin = o.Str("origin"), alreadyOwned = o.Bool("alreadyOwned"), ownershipType = o.Str("ownershipType"),
                 environment = o.Str("environment"), message = o.Str("message"), jws = o.Str("jws"),
             };
         }
