@@ -219,6 +219,14 @@ int32_t iap_request_products(iap_bridge *b, const char *product_ids_json);
  * IAP_E_CLOSED. On error *out_key is set to 0. */
 int32_t iap_buy(iap_bridge *b, const char *product_id, int64_t click_ms, int64_t *out_key);
 
+/* iap_buy for `quantity` units of a consumable in one purchase (StoreKit's
+ * quantity option): 1 to 10. The "7" carries "quantity" and, in "price",
+ * what was paid for all of them; grant that many. Returns what iap_buy
+ * returns, and IAP_E_INVALID_ARG for a quantity outside 1...10 or a product
+ * the store knows is not a consumable (StoreKit knows it once the product
+ * was requested; otherwise the answer is a "7" failure). */
+int32_t iap_buy_quantity(iap_bridge *b, const char *product_id, int32_t quantity, int64_t click_ms, int64_t *out_key);
+
 /* Confirms a "7" or "revoked" message: the game has granted (or taken back)
  * the item and saved. Every key has at most one such message (an interrupted
  * payment or Ask to Buy is a "pending" message, not a result), and a confirm

@@ -467,6 +467,18 @@ public:
         return Result<int64_t>::success(key);
     }
 
+    /* buy() for `quantity` units (1 to 10) of a consumable in one purchase;
+     * the "7" carries "quantity" and the price of all of them. */
+    Result<int64_t> buy_quantity(const std::string &product_id, int32_t quantity, int64_t click_ms, std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return Result<int64_t>::failure(r.code(), r.message());
+        if (product_id.find('\0') != std::string::npos)
+            return Result<int64_t>::failure(E_INVALID_ARG, "iap::Bridge::buy_quantity: the product ID contains a NUL character");
+        int64_t key = 0;
+        int32_t rc = ::iap_buy_quantity(b_, product_id.c_str(), quantity, click_ms, &key);
+        if (rc != IAP_OK) return Result<int64_t>::failure(rc, ::iap_errmsg());
+        return Result<int64_t>::success(key);
+    }
+
     /* Confirms a "7" or "revoked" result after the game granted and saved it. */
     Result<void> confirm(int64_t key, std::nothrow_t) {
         if (auto r = usable(); !r.ok()) return r;
@@ -523,6 +535,9 @@ public:
     void request_products_json(const std::string &ids_json) { request_products_json(ids_json, std::nothrow).value(); }
     int64_t buy(const std::string &product_id, int64_t click_ms = 0) {
         return buy(product_id, click_ms, std::nothrow).value();
+    }
+    int64_t buy_quantity(const std::string &product_id, int32_t quantity, int64_t click_ms = 0) {
+        return buy_quantity(product_id, quantity, click_ms, std::nothrow).value();
     }
     void confirm(int64_t key) { confirm(key, std::nothrow).value(); }
     void restore() { restore(std::nothrow).value(); }

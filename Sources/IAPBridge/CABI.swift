@@ -93,6 +93,17 @@ public func iap_buy(_ b: OpaquePointer?, _ productID: UnsafePointer<CChar>?, _ c
     }
 }
 
+@_cdecl("iap_buy_quantity")
+public func iap_buy_quantity(_ b: OpaquePointer?, _ productID: UnsafePointer<CChar>?, _ quantity: Int32, _ clickMs: Int64,
+                             _ outKey: UnsafeMutablePointer<Int64>?) -> Int32 {
+    outKey?.pointee = 0
+    return withBridge("iap_buy_quantity", b) { (c: Coordinator) throws(IAPError) in
+        let id = try CStrings.string(productID, name: "product_id", limit: maxProductIDBytes)
+        let key = try c.buy(productID: id, clickMs: clickMs, quantity: Int(quantity))
+        outKey?.pointee = key
+    }
+}
+
 @_cdecl("iap_confirm")
 public func iap_confirm(_ b: OpaquePointer?, _ key: Int64) -> Int32 {
     withBridge("iap_confirm", b) { (c: Coordinator) throws(IAPError) in try c.confirm(key: key) }

@@ -170,9 +170,12 @@ public final class Coordinator: @unchecked Sendable {
     /// <= 0`, or when `clickMs` is at or below a key handed out before: C7);
     /// returns the key. The purchase itself starts on the SDK thread; its
     /// result arrives as a `"7"`.
-    public func buy(productID: String, clickMs: Int64) throws(IAPError) -> Int64 {
+    public func buy(productID: String, clickMs: Int64, quantity: Int = 1) throws(IAPError) -> Int64 {
         try Coordinator.validateProductID(productID)
-        try store.validatePurchase(productID: productID)
+        guard (1...10).contains(quantity) else {
+            throw IAPError(.invalidArgument, "quantity must be 1 to 10 (the App Store's limit), got \(quantity)")
+        }
+        try store.validatePurchase(productID: productID, quantity: quantity)
         return try gate.withLock { () throws(IAPError) -> Int64 in
             guard !closing else { throw IAPError(.closed, "the bridge is closed") }
             var k = clickMs
@@ -184,7 +187,7 @@ public final class Coordinator: @unchecked Sendable {
             // Posted under `gate`: a close that follows sees this purchase
             // ahead of it. Posting takes the executor's queue lock only.
             let key = k
-            guard executor.post({ [self] in startPurchase(key: key, productID: productID) }) else {
+            guard executor.post({ [self] in startPurchase(key: key, productID: productID, quantity: quantity) }) else {
                 throw IAPError(.closed, "the bridge is closed")
             }
             lastKey = key
@@ -307,7 +310,7 @@ public final class Coordinator: @unchecked Sendable {
 
     // MARK: Jobs on the SDK thread
 
-    private func startPurchase(key: Int64, productID: String) {
+    private func startPurchase(key: Int64, productID: String, quantity: Int = 1) {
         guard !closed else { return }
         do throws(IAPError) {
             // C5, C7: the key is written before anything can answer it, and
@@ -321,7 +324,7 @@ public final class Coordinator: @unchecked Sendable {
             return
         }
         do throws(IAPError) {
-            try store.purchase(productID: productID, key: key, token: PurchaseToken(key: key, install: install))
+            try store.purchase(productID: productID, key: key, token: PurchaseToken(key: key, install: install), quantity: quantity)
         } catch {
             let failure: PurchaseFailure = error.code == .unknownProduct ? .productUnavailable : .unknown
             handleFailure(key: key, productID: productID, failure: failure, detail: error.message)

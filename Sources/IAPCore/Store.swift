@@ -37,6 +37,15 @@ public protocol Store: AnyObject, Sendable {
     /// Throws `.unknownProduct` when the store knows at once the ID is not sold.
     func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError)
 
+    /// Starts a purchase of `quantity` units of a consumable (1...10). The
+    /// default buys one unit and refuses more (`.notSupported`).
+    func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError)
+
+    /// `validatePurchase(productID:)` for `quantity` units: throws
+    /// `.invalidArgument` when the store knows at once the product cannot be
+    /// bought by the unit (not a consumable). Default: the one-unit check.
+    func validatePurchase(productID: String, quantity: Int) throws(IAPError)
+
     /// Finishes a transaction: the game has confirmed it. Idempotent. When
     /// the store has really finished it, it may report `.finished`.
     func finish(transactionID: String)
@@ -63,6 +72,13 @@ public protocol Store: AnyObject, Sendable {
 
 extension Store {
     public func attach(scheduler: StoreScheduler) {}
+    public func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
+        guard quantity == 1 else { throw IAPError(.notSupported, "this store buys one unit at a time") }
+        try purchase(productID: productID, key: key, token: token)
+    }
+    public func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
+        try validatePurchase(productID: productID)
+    }
     public func validatePurchase(productID: String) throws(IAPError) {}
 
     public func finish(transactionIDs: [String]) {

@@ -42,6 +42,25 @@ public enum Price {
         default: return currency + " " + price
         }
     }
+
+    /// `price` (a decimal string such as "0.99") times `n`, exactly: what n
+    /// units cost ("2.97"). The price unchanged when it does not parse.
+    public static func times(_ price: String, _ n: Int64) -> String {
+        guard n != 1 else { return price }
+        let parts = price.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let whole = Int64(parts[0]) else { return price }
+        let frac = parts.count == 2 ? String(parts[1]) : ""
+        guard frac.count <= 6, frac.allSatisfy(\.isNumber) else { return price }
+        var scale: Int64 = 1
+        for _ in 0..<frac.count { scale *= 10 }
+        let units = whole * scale + (Int64(frac) ?? 0)
+        let (total, overflow) = units.multipliedReportingOverflow(by: n)
+        guard !overflow else { return price }
+        guard !frac.isEmpty else { return String(total) }
+        let fracText = String(total % scale)
+        return "\(total / scale)." + String(repeating: "0", count: frac.count - fracText.count) + fracText
+    }
+
 }
 
 extension String {
@@ -52,4 +71,3 @@ extension String {
         return String(s)
     }
 }
-

@@ -21,6 +21,8 @@ struct SimTransaction: Sendable {
     var storeInitiated = false
     /// A family member's purchase shared with this player (family_share).
     var familyShared = false
+    /// Units bought in one purchase (consumables: 1 to 10).
+    var quantity: Int64 = 1
 
     /// Unfinished as StoreKit's `Transaction.unfinished` lists it: never
     /// finished, or revoked and that not yet seen by the app.
@@ -40,6 +42,7 @@ struct SimTransaction: Sendable {
         w.string("price", price)
         w.bool("store", storeInitiated)
         if familyShared { w.bool("family", true) }
+        if quantity != 1 { w.int("qty", quantity) }
         return w.finish()
     }
 
@@ -54,14 +57,16 @@ struct SimTransaction: Sendable {
         t.verified = o["verified"]?.boolValue ?? true
         t.storeInitiated = o["store"]?.boolValue ?? false
         t.familyShared = o["family"]?.boolValue ?? false
+        if let q = o["qty"]?.int64Value, (1...10).contains(q) { t.quantity = q }
         return t
     }
 
     func storeTransaction(currency: String) -> StoreTransaction {
         StoreTransaction(
             id: String(id), originalID: String(originalID), productID: productID, kind: kind, purchaseDateMs: purchaseMs,
-            expiresDateMs: expiresMs, revocationDateMs: revokedMs, revocationReason: revokeReason, price: price,
-            currency: currency, quantity: 1, token: token, verified: verified, jws: nil, environment: "simulator",
+            expiresDateMs: expiresMs, revocationDateMs: revokedMs, revocationReason: revokeReason,
+            price: Price.times(price, quantity),
+            currency: currency, quantity: quantity, token: token, verified: verified, jws: nil, environment: "simulator",
             isUpgraded: upgraded, familyShared: familyShared)
     }
 }

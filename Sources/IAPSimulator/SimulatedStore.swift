@@ -44,7 +44,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     /// The bridge's executor: the purchase delay and the renewal timer run on it.
     var scheduler: StoreScheduler? = nil
     /// Purchases waiting out `purchaseDelayMs`, by key.
-    var delayed: [Int64: (productID: String, token: PurchaseToken)] = [:]
+    var delayed: [Int64: (productID: String, token: PurchaseToken, quantity: Int)] = [:]
     /// Purchases whose payment sheet was still up when the bridge closed:
     /// they complete at the next start, answering the purchase call (as a
     /// StoreKit purchase interrupted by a quit completes after relaunch).
@@ -276,23 +276,35 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     /// Answers after `purchaseDelayMs` on the bridge's executor (at once
     /// without one: a store used on its own, as some tests do).
     public func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
+        try purchase(productID: productID, key: key, token: token, quantity: 1)
+    }
+
+    /// Several units of a consumable in one purchase (StoreKit's `.quantity`).
+    public func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
         try validatePurchase(productID: productID)
+        if quantity != 1, catalog.product(productID)?.kind != .consumable {
+            throw IAPError(.invalidArgument, "only a consumable can be bought several at a time; \"\(productID)\" is not one")
+        }
+    }
+
+    public func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
+        try validatePurchase(productID: productID, quantity: quantity)
         let s: StoreScheduler? = lock.withLock {
             guard let s = scheduler, options.purchaseDelayMs > 0 else { return nil }
-            delayed[key] = (productID, token)
+            delayed[key] = (productID, token, quantity)
             return s
         }
         if let s {
             s.after(ms: options.purchaseDelayMs) { [weak self] in
                 guard let self, self.lock.withLock({ self.delayed.removeValue(forKey: key) }) != nil else { return }
-                self.purchaseNow(productID: productID, key: key, token: token)
+                self.purchaseNow(productID: productID, key: key, token: token, quantity: quantity)
             }
         } else {
-            purchaseNow(productID: productID, key: key, token: token)
+            purchaseNow(productID: productID, key: key, token: token, quantity: quantity)
         }
     }
 
-    func purchaseNow(productID: String, key: Int64, token: PurchaseToken) {
+    func purchaseNow(productID: String, key: Int64, token: PurchaseToken, quantity: Int = 1) {
         var out: [StoreEvent] = []
         lock.withLock {
             guard !stopped, let p = catalog.product(productID) else { return }
@@ -347,7 +359,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                 return
             }
             let t: SimTransaction
-            do throws(IAPError) { t = try chargeLocked(p, token: token, storeInitiated: false, &out) } catch {
+            do throws(IAPError) { t = try chargeLocked(p, token: token, storeInitiated: false, quantity: quantity, &out) } catch {
                 // The store could not record the charge: nothing was charged.
                 out.append(.purchaseFailed(key: key, productID: productID, failure: .unknown))
                 return
@@ -451,13 +463,14 @@ public final class SimulatedStore: Store, @unchecked Sendable {
 
     /// Creates and durably records a new transaction for `p`.
     func chargeLocked(_ p: CatalogProduct, token: PurchaseToken?, storeInitiated: Bool, verified: Bool = true,
-                      familyShared: Bool = false, _ out: inout [StoreEvent]) throws(IAPError) -> SimTransaction {
+                      familyShared: Bool = false, quantity: Int = 1, _ out: inout [StoreEvent]) throws(IAPError) -> SimTransaction {
         let now = nowLocked()
         var t = SimTransaction(id: nextTxnID, originalID: nextTxnID, productID: p.id, kind: p.kind, purchaseMs: now, price: p.price)
         t.token = token
         t.verified = verified
         t.storeInitiated = storeInitiated
         t.familyShared = familyShared
+        t.quantity = Int64(quantity)
         var events: [[UInt8]] = []
         switch p.kind {
         case .nonRenewingSubscription:

@@ -164,13 +164,26 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     }
 
     public func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
+        try purchase(productID: productID, key: key, token: token, quantity: 1)
+    }
+
+    /// From memory: several units only of a product known as consumable
+    /// (one never looked up is checked by StoreKit itself).
+    public func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
+        try validatePurchase(productID: productID)
+        if quantity != 1, let p = lock.withLock({ products[productID] }), p.type != .consumable {
+            throw IAPError(.invalidArgument, "only a consumable can be bought several at a time; \"\(productID)\" is not one")
+        }
+    }
+
+    public func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
         // A product the App Store promoted is bought even if a products
         // request has not listed it.
         if lock.withLock({ promoted[productID] == nil }) { try validatePurchase(productID: productID) }
         try lock.withLock { () throws(IAPError) in
             guard !stopped else { throw IAPError(.closed, "the store is stopped") }
         }
-        tasks.spawn { [self] in await runPurchase(productID: productID, key: key, token: token) }
+        tasks.spawn { [self] in await runPurchase(productID: productID, key: key, token: token, quantity: quantity) }
     }
 
     public func finish(transactionID: String) {
@@ -273,7 +286,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         }
     }
 
-    private func runPurchase(productID: String, key: Int64, token: PurchaseToken) async {
+    private func runPurchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int = 1) async {
         // A purchase the App Store promoted (PurchaseIntent) is bought as the
         // intent says: its product, with its win-back offer.
         let intent = lock.withLock { promoted.removeValue(forKey: productID) }
@@ -303,7 +316,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
             ownedBefore = await Transaction.currentEntitlement(for: productID)?.unsafePayloadValue.id
         }
         do {
-            let answer = try await StoreKitStore.buy(product, token: uuid, offer: intent)
+            let answer = try await StoreKitStore.buy(product, token: uuid, offer: intent, quantity: quantity)
             switch answer {
             case .success(let verification):
                 await report(verification, .purchase(key: key),
@@ -339,9 +352,10 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     /// not get confirmation scene ID") only below 17, or when the app has no
     /// scene (then nothing better exists). The SDK finds the scene itself.
     @MainActor
-    static func buy(_ product: Product, token: UUID?, offer: PromotedOffer?) async throws -> PurchaseAnswer {
+    static func buy(_ product: Product, token: UUID?, offer: PromotedOffer?, quantity: Int = 1) async throws -> PurchaseAnswer {
         var options: Set<Product.PurchaseOption> = []
         if let token { options.insert(.appAccountToken(token)) }
+        if quantity > 1 { options.insert(.quantity(quantity)) }
         if let offer, #available(iOS 18.0, macOS 15.0, tvOS 18.0, *), OSCheck.atLeast(18, 0),
            let o = offer.subscriptionOffer, o.type == .winBack {
             options.insert(.winBackOffer(o))

@@ -328,6 +328,18 @@ extension StoreContract {
 
         // MARK: The rest of the flow, same answers
 
+        @Test("Several units of a consumable: the \"7\" carries the quantity and what they cost together", arguments: backends)
+        func quantity(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            let b = try await s.open(env)
+            let key = try b.c.buy(productID: "coins_100", clickMs: 0, quantity: 2)
+            let r = try #require(await b.result(key: key))
+            #expect(r["result"]?.stringValue == "0" && r["quantity"] == .number("2"), "\(r)")
+            #expect(r["price"]?.stringValue == "1.98", "what was paid for both: \(r)")
+            try b.confirm(key)
+            b.close()
+        }
+
         @Test("Intro-offer eligibility in \"999\": true before the first subscription in its group, false after", arguments: backends)
         func introOfferEligibility(_ kind: BackendKind) async throws {
             let (s, env) = prepare(kind)

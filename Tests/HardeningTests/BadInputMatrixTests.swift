@@ -217,6 +217,36 @@ struct BadInputMatrixTests {
                 return rc
             }]),
         ], handleCells { h in var k: Int64 = 7; return iap_buy(h, "coins_100", 1, &k) })),
+        EntryPoint(name: "iap_buy_quantity", cells: merge([
+            .null: .probes([
+                Probe(label: "product_id NULL", expect: .code(-1)) { f in var k: Int64 = 7; return iap_buy_quantity(f.h, nil, 2, 1, &k) },
+                Probe(label: "NULL bridge", expect: .code(-7)) { _ in var k: Int64 = 7; return iap_buy_quantity(nil, "coins_100", 2, 1, &k) },
+            ]),
+            .empty: .probes([Probe(label: "\"\"", expect: .code(-2)) { f in var k: Int64 = 7; return iap_buy_quantity(f.h, "", 2, 1, &k) }]),
+            .invalidUTF8: .probes([Probe(label: "FF FE", expect: .code(-2)) { f in
+                var k: Int64 = 7; return withBytes([0xFF, 0xFE]) { iap_buy_quantity(f.h, $0, 2, 1, &k) } }]),
+            .huge: .probes([
+                Probe(label: "1 MB ID", expect: .code(-2)) { f in var k: Int64 = 7; return iap_buy_quantity(f.h, megabyte, 2, 1, &k) },
+                Probe(label: "quantity 11 (the App Store's limit is 10)", expect: .code(-2)) { f in
+                    var k: Int64 = 7; return iap_buy_quantity(f.h, "coins_100", 11, 1, &k) },
+                Probe(label: "quantity 2 of a non-consumable", expect: .code(-2)) { f in
+                    var k: Int64 = 7; return iap_buy_quantity(f.h, "remove_ads", 2, 1, &k) },
+            ]),
+            .unknownID: .probes([Probe(label: "no_such_product", expect: .code(-10)) { f in
+                var k: Int64 = 7; return iap_buy_quantity(f.h, "no_such_product", 2, 1, &k) }]),
+            .negativeKey: .probes([
+                Probe(label: "quantity 0", expect: .code(-2)) { f in var k: Int64 = 7; return iap_buy_quantity(f.h, "coins_100", 0, 1, &k) },
+                Probe(label: "quantity -3", expect: .code(-2)) { f in var k: Int64 = 7; return iap_buy_quantity(f.h, "coins_100", -3, 1, &k) },
+                Probe(label: "click -5, 3 units: an SDK key", expect: .code(0), mutates: true) { f in
+                    var k: Int64 = 0; let rc = iap_buy_quantity(f.h, "coins_100", 3, -5, &k); #expect(k > 0); return rc },
+            ]),
+            .duplicateKey: .probes([Probe(label: "the live key 1000: replaced by a fresh key", expect: .code(0), mutates: true) { f in
+                var k: Int64 = 7
+                let rc = iap_buy_quantity(f.h, "coins_100", 2, f.liveKey, &k)
+                #expect(k > f.liveKey)
+                return rc
+            }]),
+        ], handleCells { h in var k: Int64 = 7; return iap_buy_quantity(h, "coins_100", 2, 1, &k) })),
         EntryPoint(name: "iap_confirm", cells: merge(merge([
             .null: .probes([Probe(label: "NULL bridge", expect: .code(-7)) { _ in iap_confirm(nil, 1000) }]),
             .unknownID: .probes([Probe(label: "key never issued", expect: .code(-12)) { f in iap_confirm(f.h, 424_242) }]),

@@ -352,10 +352,16 @@ final class ForgetfulStore: Store, @unchecked Sendable {
     var name: String { inner.name }
     func attach(scheduler: StoreScheduler) { inner.attach(scheduler: scheduler) }
     func validatePurchase(productID: String) throws(IAPError) { try inner.validatePurchase(productID: productID) }
+    func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
+        try inner.validatePurchase(productID: productID, quantity: quantity)
+    }
     func start(sink: @escaping @Sendable (StoreEvent) -> Void) { inner.start(sink: sink) }
     func requestProducts(_ ids: [String]) { inner.requestProducts(ids) }
     func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
         try inner.purchase(productID: productID, key: key, token: token)
+    }
+    func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
+        try inner.purchase(productID: productID, key: key, token: token, quantity: quantity)
     }
     func finish(transactionID: String) {}
     func restore() { inner.restore() }
@@ -375,6 +381,9 @@ final class LaggingStore: Store, @unchecked Sendable {
     var name: String { inner.name }
     func attach(scheduler: StoreScheduler) { inner.attach(scheduler: scheduler) }
     func validatePurchase(productID: String) throws(IAPError) { try inner.validatePurchase(productID: productID) }
+    func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
+        try inner.validatePurchase(productID: productID, quantity: quantity)
+    }
     func start(sink: @escaping @Sendable (StoreEvent) -> Void) {
         self.sink.withLock { $0 = sink }
         inner.start { [held] event in
@@ -393,6 +402,9 @@ final class LaggingStore: Store, @unchecked Sendable {
     func requestProducts(_ ids: [String]) { inner.requestProducts(ids) }
     func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
         try inner.purchase(productID: productID, key: key, token: token)
+    }
+    func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
+        try inner.purchase(productID: productID, key: key, token: token, quantity: quantity)
     }
     func finish(transactionID: String) { inner.finish(transactionID: transactionID) }
     func restore() { inner.restore() }

@@ -106,4 +106,22 @@ struct StoreStatusTests {
         }
         b.close()
     }
+
+    @Test("several units of a consumable in one purchase: the \"7\" says how many and what they cost together; across a restart too")
+    func quantity() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        _ = b.drain()
+        let k = try b.c.buy(productID: "coins_100", clickMs: 0, quantity: 3)
+        let r = try #require(b.drainResults().first { $0.keyValue == k })
+        #expect(r["quantity"] == .number("3") && r["price"]?.stringValue == "2.97", "\(r)")
+        b.close()
+        b = try env.open()
+        let again = try #require(b.drainResults().first { $0.keyValue == k })
+        #expect(again["quantity"] == .number("3") && again["price"]?.stringValue == "2.97", "rebuilt from the store's facts: \(again)")
+        try b.confirm(k)
+        #expect(throws: IAPError.self) { _ = try b.c.buy(productID: "remove_ads", clickMs: 0, quantity: 2) }
+        #expect(throws: IAPError.self) { _ = try b.c.buy(productID: "coins_100", clickMs: 0, quantity: 11) }
+        b.close()
+    }
 }

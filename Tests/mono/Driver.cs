@@ -189,6 +189,12 @@ static class Driver
             Check(owned != null && owned.IsSuccess, "the fresh key's \"7\"", owned == null ? "none" : owned.json);
             if (owned != null) b.Confirm(fresh);
             Expect(ErrorCode.UnknownProduct, "Buy of an unknown product: IAP_E_UNKNOWN_PRODUCT", () => b.Buy("no_such_sword", click + 7));
+            long many = b.BuyQuantity("coins_100", 4, 0);
+            var four = inbox.WaitFor<PurchaseMessage>(m => m.Key == many);
+            Check(four != null && four.IsSuccess && four.quantity == 4 && four.price == "3.96",
+                  "BuyQuantity: one \"7\" with quantity 4 and the price of four", four == null ? "none" : four.json);
+            if (four != null) b.Confirm(many);
+            Expect(ErrorCode.InvalidArg, "BuyQuantity of 11: IAP_E_INVALID_ARG", () => b.BuyQuantity("coins_100", 11, 0));
             // Not confirmed: the game "restarts".
         }
 

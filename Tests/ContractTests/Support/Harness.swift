@@ -162,6 +162,9 @@ final class FaultyStore: Store, @unchecked Sendable {
     var name: String { inner.name }
     func attach(scheduler: StoreScheduler) { inner.attach(scheduler: scheduler) }
     func validatePurchase(productID: String) throws(IAPError) { try inner.validatePurchase(productID: productID) }
+    func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
+        try inner.validatePurchase(productID: productID, quantity: quantity)
+    }
 
     init(_ inner: Store, faults: Faults) {
         self.inner = inner
@@ -182,6 +185,9 @@ final class FaultyStore: Store, @unchecked Sendable {
     func requestProducts(_ ids: [String]) { inner.requestProducts(ids) }
     func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
         try inner.purchase(productID: productID, key: key, token: token)
+    }
+    func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
+        try inner.purchase(productID: productID, key: key, token: token, quantity: quantity)
     }
     func finish(transactionID: String) {
         if faults.dropFinishes { return }

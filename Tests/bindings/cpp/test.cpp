@@ -157,6 +157,23 @@ int main(int argc, char **argv) {
     }
     check_code(bridge.flush(std::nothrow), iap::OK, "flush");
 
+    // Three units of a consumable in one purchase: one "7" with quantity 3 and the price of three.
+    auto three = bridge.buy_quantity("coins_100", 3, 0, std::nothrow);
+    check_code(three, iap::OK, "buy_quantity coins_100 x3");
+    if (three.ok()) {
+        auto m = wait_for(bridge, "7");
+        check(m.has_value(), "the quantity \"7\" arrives");
+        if (m) {
+            check(iap::field(*m, "quantity") == std::string("3"), "quantity is 3: " + *m);
+            check(iap::field(*m, "price") == std::string("2.97"), "price is three units: " + *m);
+            auto k = iap::parse_key(iap::field(*m, "key").value_or(""));
+            check(k.has_value() && *k == three.value(), "the quantity message's key is the key buy_quantity reported");
+            if (k) check_code(bridge.confirm(*k, std::nothrow), iap::OK, "confirm the quantity purchase");
+        }
+    }
+    check_code(bridge.buy_quantity("coins_100", 0, 0, std::nothrow), iap::E_INVALID_ARG, "buy_quantity 0");
+    check_code(bridge.buy_quantity("coins_100", 11, 0, std::nothrow), iap::E_INVALID_ARG, "buy_quantity 11");
+
     // Bad calls.
     check_code(bridge.buy("no_such_product", now_ms() + 1, std::nothrow), iap::E_UNKNOWN_PRODUCT, "buy unknown product");
     check_code(bridge.buy("", 0, std::nothrow), iap::E_INVALID_ARG, "buy empty product");

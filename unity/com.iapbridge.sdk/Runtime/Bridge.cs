@@ -136,6 +136,17 @@ namespace IAPBridge
             return key;
         }
 
+        /// Buy for `quantity` units (1 to 10) of a consumable in one purchase:
+        /// the PurchaseReceived carries the quantity and the price of all of
+        /// them; grant that many.
+        public long BuyQuantity(string productId, int quantity, long clickMs)
+        {
+            byte[] pid = Utf8.ToNative(productId, "productId");
+            long key;
+            Check(Native.iap_buy_quantity(Live(), pid, quantity, clickMs, out key));
+            return key;
+        }
+
         /// The game granted (or handled) the "7" or "revoked" message with this
         /// key and saved its state: the SDK drops the record and finishes the
         /// store transaction.

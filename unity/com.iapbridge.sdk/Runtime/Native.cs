@@ -49,6 +49,9 @@ namespace IAPBridge
         internal static extern int iap_buy(IntPtr bridge, byte[] productId, long clickMs, out long key);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_buy_quantity(IntPtr bridge, byte[] productId, int quantity, long clickMs, out long key);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int iap_confirm(IntPtr bridge, long key);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
