@@ -60,12 +60,7 @@ final class DeliveryThread: @unchecked Sendable {
             monitor.signal()
             return first ? thread : nil
         }
-        guard let t = toJoin else { return }
-        if pthread_equal(t, pthread_self()) != 0 {
-            pthread_detach(t)
-        } else {
-            pthread_join(t, nil)
-        }
+        if let t = toJoin { Monitor.joinOrDetach(t) }
     }
 
     /// True on the delivery thread.

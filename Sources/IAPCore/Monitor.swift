@@ -89,4 +89,15 @@ final class Monitor: @unchecked Sendable {
         }
         return t
     }
+
+    /// Waits for a thread `spawn` started to end; on that thread itself (a
+    /// callback closing its own bridge) detaches it instead, since a thread
+    /// cannot join itself.
+    static func joinOrDetach(_ t: pthread_t) {
+        if pthread_equal(t, pthread_self()) != 0 {
+            pthread_detach(t)
+        } else {
+            pthread_join(t, nil)
+        }
+    }
 }

@@ -94,12 +94,7 @@ public final class SDKThread: Executor, @unchecked Sendable {
             monitor.signal()
             return first ? thread : nil
         }
-        guard let t = toJoin else { return }
-        if pthread_equal(t, pthread_self()) != 0 {
-            pthread_detach(t)
-        } else {
-            pthread_join(t, nil)
-        }
+        if let t = toJoin { Monitor.joinOrDetach(t) }
     }
 
     private func run() {

@@ -12,26 +12,12 @@ extension StoreContract {
     /// purchases. Driven through the stand-in.
     @Suite("StoreKit backend over the stand-in")
     struct StoreKitBackendTests {
-        func fresh() -> Env {
-            let env = Env()
-            StoreKitBackend().setUp(env)
-            return env
-        }
+        func fresh() -> Env { StoreKitBackend().freshEnv() }
 
         /// An app launch on `env`: a new backend instance and coordinator.
         func launch(_ env: Env, finishTimeoutMs: Int = 2_000,
                     updatesRedeliver: Bool = true) async throws -> (TestBridge, StoreKitStore) {
-            await StoreKitBackend().quiet()
-            StandIn.relaunch(updatesRedeliver: updatesRedeliver)
-            let config = try StoreKitBackend(finishTimeoutMs: finishTimeoutMs).config(env)
-            let store = try #require(try StoreKitFactory.make(config) as? StoreKitStore)
-            let c = try Coordinator.open(config: config, store: FaultyStore(store, faults: env.faults))
-            let b = TestBridge(c)
-            await b.wait(for: "the entitlements at open") { ms in
-                ms.contains { $0["type"]?.stringValue == "entitlements" && $0["reason"]?.stringValue == "open" }
-            }
-            await StoreKitBackend().listening()
-            return (b, store)
+            try await StoreKitBackend(finishTimeoutMs: finishTimeoutMs).launchStandIn(env, updatesRedeliver: updatesRedeliver)
         }
 
         func barrier(_ b: TestBridge) async throws { try await StoreKitBackend().barrier(b) }

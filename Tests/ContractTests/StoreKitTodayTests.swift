@@ -11,26 +11,10 @@ extension StoreContract {
     /// scripted: `StandIn.osVersion`, `StandIn.screen`).
     @Suite("StoreKit on today's iOS (stand-in)")
     struct StoreKitTodayTests {
-        func fresh() -> Env {
-            let env = Env()
-            StoreKitBackend().setUp(env)
-            return env
-        }
+        func fresh() -> Env { StoreKitBackend().freshEnv() }
 
         func launch(_ env: Env, storekit: String = "") async throws -> (TestBridge, StoreKitStore) {
-            await StoreKitBackend().quiet()
-            StandIn.relaunch()
-            let extra = storekit.isEmpty ? "" : "," + storekit
-            let json = #"{"store":"storekit","dataDir":"\#(env.dataDir)","storekit":{"finishTimeoutMs":2000\#(extra)}}"#
-            let config = try BridgeConfig.parse(Array(json.utf8))
-            let store = try #require(try StoreKitFactory.make(config) as? StoreKitStore)
-            let c = try Coordinator.open(config: config, store: FaultyStore(store, faults: env.faults))
-            let b = TestBridge(c)
-            await b.wait(for: "the entitlements at open") { ms in
-                ms.contains { $0["type"]?.stringValue == "entitlements" && $0["reason"]?.stringValue == "open" }
-            }
-            await StoreKitBackend().listening()
-            return (b, store)
+            try await StoreKitBackend(storekitExtra: storekit).launchStandIn(env)
         }
 
         func barrier(_ b: TestBridge) async throws { try await StoreKitBackend().barrier(b) }

@@ -176,6 +176,9 @@ struct SimulatorBackend: Backend {
 struct StoreKitBackend: Backend {
     var kind: BackendKind { .storekit }
     var finishTimeoutMs = 2_000
+    /// More members of the config's "storekit" object, as JSON text without
+    /// braces (e.g. `"promotedPurchases":"buy"`).
+    var storekitExtra = ""
 
     /// A fresh App Store selling the sample catalog's products, as App Store
     /// Connect would describe them (the same titles, prices and periods the
@@ -233,8 +236,34 @@ struct StoreKitBackend: Backend {
     }
 
     func config(_ env: Env) throws -> BridgeConfig {
-        let json = #"{"store":"storekit","dataDir":"\#(env.dataDir)","storekit":{"finishTimeoutMs":\#(finishTimeoutMs)}}"#
+        let extra = storekitExtra.isEmpty ? "" : "," + storekitExtra
+        let json = #"{"store":"storekit","dataDir":"\#(env.dataDir)","storekit":{"finishTimeoutMs":\#(finishTimeoutMs)\#(extra)}}"#
         return try BridgeConfig.parse(Array(json.utf8))
+    }
+
+    /// A fresh dataDir over a fresh stand-in App Store, for the suites that
+    /// test the StoreKit backend alone.
+    func freshEnv() -> Env {
+        let env = Env()
+        setUp(env)
+        return env
+    }
+
+    /// An app launch on `env` for those suites: a relaunched stand-in, a new
+    /// backend instance, and a bridge that has sent its entitlements at open
+    /// and whose update listener is running.
+    func launchStandIn(_ env: Env, updatesRedeliver: Bool = true) async throws -> (TestBridge, StoreKitStore) {
+        await quiet()
+        StandIn.relaunch(updatesRedeliver: updatesRedeliver)
+        let config = try self.config(env)
+        let store = try #require(try StoreKitFactory.make(config) as? StoreKitStore)
+        let c = try Coordinator.open(config: config, store: FaultyStore(store, faults: env.faults))
+        let b = TestBridge(c)
+        await b.wait(for: "the entitlements at open") { ms in
+            ms.contains { $0["type"]?.stringValue == "entitlements" && $0["reason"]?.stringValue == "open" }
+        }
+        await listening()
+        return (b, store)
     }
 
     func makeStore(_ env: Env, _ config: BridgeConfig) throws -> Store {
