@@ -52,6 +52,7 @@ local declarations = {
   "int32_t iap_close(iap_bridge *b);",
   "int32_t iap_request_products(iap_bridge *b, const char *product_ids_json);",
   "int32_t iap_buy(iap_bridge *b, const char *product_id, int64_t click_ms, int64_t *out_key);",
+  "int32_t iap_buy_quantity(iap_bridge *b, const char *product_id, int32_t quantity, int64_t click_ms, int64_t *out_key);",
   "int32_t iap_confirm(iap_bridge *b, int64_t key);",
   "int32_t iap_restore(iap_bridge *b);",
   "char *iap_poll(iap_bridge *b);",
@@ -438,6 +439,23 @@ function Bridge:buy(product_id, click_ms)
   local click = click_ms == nil and int64_t(0) or M.key(click_ms)
   local out = ffi.new("int64_t[1]")
   local rc = self.C.iap_buy(self.handle, p, click, out)
+  if rc ~= 0 then return lib_error(self.lib, rc) end
+  return int64_t(out[0])
+end
+
+-- Bridge:buy for `quantity` units (1 to 10) of a consumable in one purchase;
+-- the "7" carries "quantity" and the price of all of them.
+function Bridge:buy_quantity(product_id, quantity, click_ms)
+  local e = self:_unusable()
+  if e then return nil, e end
+  local p, err = string_arg(product_id, "the product ID")
+  if not p then return nil, err end
+  if type(quantity) ~= "number" or quantity ~= math.floor(quantity) or quantity < -2147483648 or quantity > 2147483647 then
+    return nil, new_error(M.codes.IAP_E_INVALID_ARG, "iap_bridge: quantity must be a whole number from 1 to 10")
+  end
+  local click = click_ms == nil and int64_t(0) or M.key(click_ms)
+  local out = ffi.new("int64_t[1]")
+  local rc = self.C.iap_buy_quantity(self.handle, p, quantity, click, out)
   if rc ~= 0 then return lib_error(self.lib, rc) end
   return int64_t(out[0])
 end

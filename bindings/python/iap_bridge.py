@@ -98,6 +98,7 @@ _SIGNATURES = {
     "iap_close": (_c_int32, [_c_void_p]),
     "iap_request_products": (_c_int32, [_c_void_p, _c_char_p]),
     "iap_buy": (_c_int32, [_c_void_p, _c_char_p, _c_int64, ctypes.POINTER(_c_int64)]),
+    "iap_buy_quantity": (_c_int32, [_c_void_p, _c_char_p, _c_int32, _c_int64, ctypes.POINTER(_c_int64)]),
     "iap_confirm": (_c_int32, [_c_void_p, _c_int64]),
     "iap_restore": (_c_int32, [_c_void_p]),
     "iap_poll": (_c_void_p, [_c_void_p]),
@@ -326,6 +327,20 @@ class Bridge:
         click = _key_arg(click_ms, "click_ms")
         out = _c_int64(0)
         self._check(self._C.iap_buy(self._h(), pid, click, ctypes.byref(out)))
+        return out.value
+
+    def buy_quantity(self, product_id, quantity, click_ms=0):
+        """buy() for `quantity` units (1 to 10) of a consumable in one purchase;
+        the "7" carries "quantity" and the price of all of them. The library
+        answers IAP_E_INVALID_ARG for a quantity outside 1...10."""
+        if isinstance(quantity, bool) or not isinstance(quantity, int):
+            raise TypeError("quantity must be an int, not %s" % type(quantity).__name__)
+        if not -2**31 <= quantity < 2**31:
+            raise ValueError("quantity %d is outside int32 (the App Store allows 1 to 10)" % quantity)
+        pid = _utf8(product_id, "the product ID")
+        click = _key_arg(click_ms, "click_ms")
+        out = _c_int64(0)
+        self._check(self._C.iap_buy_quantity(self._h(), pid, quantity, click, ctypes.byref(out)))
         return out.value
 
     def confirm(self, key):

@@ -147,6 +147,15 @@ local ok_run, run_err = pcall(function()
     "the second \"7\" carries the SDK's key")
   check_ok("confirm with int64_t cdata", bridge:confirm(k2))
 
+  -- Three units in one purchase: one "7" with quantity 3 and the price of three.
+  local k3 = check_ok("buy_quantity coins_100 x3", bridge:buy_quantity("coins_100", 3))
+  local m3 = wait_for(bridge, "7")
+  check(m3 ~= nil and iap.field(m3, "key") == iap.key_string(k3) and iap.field(m3, "quantity") == "3"
+    and iap.field(m3, "price") == "2.97", "the quantity \"7\": quantity 3, the price of three: " .. tostring(m3))
+  check_ok("confirm the quantity purchase", bridge:confirm(k3))
+  check_err(iap.codes.IAP_E_INVALID_ARG, "buy_quantity 11", bridge:buy_quantity("coins_100", 11))
+  check_err(iap.codes.IAP_E_INVALID_ARG, "buy_quantity 1.5", bridge:buy_quantity("coins_100", 1.5))
+
   -- Bad input.
   check_err(iap.codes.IAP_E_UNKNOWN_PRODUCT, "buy unknown product", bridge:buy("no_such_product", os.time() * 1000 + 1))
   check_err(iap.codes.IAP_E_INVALID_ARG, "buy empty product", bridge:buy(""))

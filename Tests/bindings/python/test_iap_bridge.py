@@ -122,12 +122,22 @@ def test_buy_poll_confirm(bridge):
     txns = json.loads(bridge.simulator({"op": "transactions"}))
     assert "coins_100" in json.dumps(txns)
 
+    # Three units in one purchase: one "7" with quantity 3 and the price of three.
+    k3 = bridge.buy_quantity("coins_100", 3)
+    m3 = wait_for(bridge, "7")
+    assert m3 is not None and iap.key_of(m3) == k3, m3
+    msg3 = iap.parse_message(m3)
+    assert msg3["result"] == "0" and msg3["quantity"] == 3 and msg3["price"] == "2.97", m3
+    bridge.confirm(k3)
+
 
 @pytest.mark.parametrize("call, code", [
     (lambda b: b.buy("no_such_product", 12345), iap.IAP_E_UNKNOWN_PRODUCT),
     (lambda b: b.buy(""), iap.IAP_E_INVALID_ARG),
     (lambda b: b.buy("coins\0_100"), iap.IAP_E_INVALID_ARG),
     (lambda b: b.buy("x" * 300), iap.IAP_E_INVALID_ARG),
+    (lambda b: b.buy_quantity("coins_100", 0), iap.IAP_E_INVALID_ARG),
+    (lambda b: b.buy_quantity("coins_100", 11), iap.IAP_E_INVALID_ARG),
     (lambda b: b.request_products("not json"), iap.IAP_E_BAD_JSON),
     (lambda b: b.confirm(424242), iap.IAP_E_UNKNOWN_KEY),
     (lambda b: b.simulator('{"op":"no_such_op"}'), iap.IAP_E_UNKNOWN_OP),
