@@ -17,10 +17,12 @@ public protocol Store: AnyObject, Sendable {
     func attach(scheduler: StoreScheduler)
 
     /// Checks, from memory only and on the game's thread, that a purchase of
-    /// this product can be started: throws `.unknownProduct` when the store
-    /// knows at once that the ID is not sold. Default: accepts everything
-    /// (the answer then comes as a result "5").
-    func validatePurchase(productID: String) throws(IAPError)
+    /// `quantity` units of this product can be started: throws
+    /// `.unknownProduct` when the store knows at once that the ID is not
+    /// sold, `.invalidArgument` when it knows the product cannot be bought by
+    /// the unit (not a consumable) and `quantity` is not 1. Default: accepts
+    /// everything (the answer then comes as a "7" failure).
+    func validatePurchase(productID: String, quantity: Int) throws(IAPError)
 
     /// Begins listening. The store reports, through `sink`, every unfinished
     /// transaction (as StoreKit re-delivers them after launch), then the
@@ -31,20 +33,12 @@ public protocol Store: AnyObject, Sendable {
     /// Asks for product information; answered by `.products`.
     func requestProducts(_ ids: [String])
 
-    /// Starts a purchase. `token` travels with the transaction (StoreKit's
+    /// Starts a purchase of `quantity` units (1 for anything but a
+    /// consumable; 1...10). `token` travels with the transaction (StoreKit's
     /// `appAccountToken`) so the key survives a crash. The outcome arrives as
     /// `.transaction(_, .purchase(key))`, `.purchaseFailed` or `.pending`.
-    /// Throws `.unknownProduct` when the store knows at once the ID is not sold.
-    func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError)
-
-    /// Starts a purchase of `quantity` units of a consumable (1...10). The
-    /// default buys one unit and refuses more (`.notSupported`).
+    /// Throws what `validatePurchase` throws.
     func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError)
-
-    /// `validatePurchase(productID:)` for `quantity` units: throws
-    /// `.invalidArgument` when the store knows at once the product cannot be
-    /// bought by the unit (not a consumable). Default: the one-unit check.
-    func validatePurchase(productID: String, quantity: Int) throws(IAPError)
 
     /// Finishes a transaction: the game has confirmed it. Idempotent. When
     /// the store has really finished it, it may report `.finished`.
@@ -72,14 +66,7 @@ public protocol Store: AnyObject, Sendable {
 
 extension Store {
     public func attach(scheduler: StoreScheduler) {}
-    public func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
-        guard quantity == 1 else { throw IAPError(.notSupported, "this store buys one unit at a time") }
-        try purchase(productID: productID, key: key, token: token)
-    }
-    public func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
-        try validatePurchase(productID: productID)
-    }
-    public func validatePurchase(productID: String) throws(IAPError) {}
+    public func validatePurchase(productID: String, quantity: Int) throws(IAPError) {}
 
     public func finish(transactionIDs: [String]) {
         for id in transactionIDs { finish(transactionID: id) }
@@ -88,7 +75,7 @@ extension Store {
 
 /// How a transaction reached the SDK.
 public enum Arrival: Sendable, Equatable {
-    /// The answer to `purchase(productID:key:token:)` for this key.
+    /// The answer to `purchase(productID:key:token:quantity:)` for this key.
     case purchase(key: Int64)
     /// The store's update stream, the launch re-delivery or a restore.
     case update

@@ -267,26 +267,18 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                            introOfferEligible: p.introductoryOffer == nil ? nil : !hasSubscribedLocked(group: p.subscriptionGroupID))
     }
 
-    public func validatePurchase(productID: String) throws(IAPError) {
-        guard catalog.product(productID) != nil else {
+    /// Several units only of a consumable (StoreKit's `.quantity`).
+    public func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
+        guard let p = catalog.product(productID) else {
             throw IAPError(.unknownProduct, "product \"\(productID)\" is not in the catalog")
+        }
+        if quantity != 1, p.kind != .consumable {
+            throw IAPError(.invalidArgument, "only a consumable can be bought several at a time; \"\(productID)\" is not one")
         }
     }
 
     /// Answers after `purchaseDelayMs` on the bridge's executor (at once
     /// without one: a store used on its own, as some tests do).
-    public func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
-        try purchase(productID: productID, key: key, token: token, quantity: 1)
-    }
-
-    /// Several units of a consumable in one purchase (StoreKit's `.quantity`).
-    public func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
-        try validatePurchase(productID: productID)
-        if quantity != 1, catalog.product(productID)?.kind != .consumable {
-            throw IAPError(.invalidArgument, "only a consumable can be bought several at a time; \"\(productID)\" is not one")
-        }
-    }
-
     public func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
         try validatePurchase(productID: productID, quantity: quantity)
         let s: StoreScheduler? = lock.withLock {

@@ -154,32 +154,24 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         }
     }
 
-    /// From memory: a product the last request listed as invalid is refused at once.
-    public func validatePurchase(productID: String) throws(IAPError) {
+    /// From memory: a product the last request listed as invalid is refused
+    /// at once; several units only of a product known as consumable (one
+    /// never looked up is checked by StoreKit itself).
+    public func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
         try lock.withLock { () throws(IAPError) in
             if notSold.contains(productID) {
                 throw IAPError(.unknownProduct, "product \"\(productID)\" is not sold by the App Store (the last product request listed it as invalid)")
             }
-        }
-    }
-
-    public func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
-        try purchase(productID: productID, key: key, token: token, quantity: 1)
-    }
-
-    /// From memory: several units only of a product known as consumable
-    /// (one never looked up is checked by StoreKit itself).
-    public func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
-        try validatePurchase(productID: productID)
-        if quantity != 1, let p = lock.withLock({ products[productID] }), p.type != .consumable {
-            throw IAPError(.invalidArgument, "only a consumable can be bought several at a time; \"\(productID)\" is not one")
+            if quantity != 1, let p = products[productID], p.type != .consumable {
+                throw IAPError(.invalidArgument, "only a consumable can be bought several at a time; \"\(productID)\" is not one")
+            }
         }
     }
 
     public func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
         // A product the App Store promoted is bought even if a products
         // request has not listed it.
-        if lock.withLock({ promoted[productID] == nil }) { try validatePurchase(productID: productID) }
+        if lock.withLock({ promoted[productID] == nil }) { try validatePurchase(productID: productID, quantity: quantity) }
         try lock.withLock { () throws(IAPError) in
             guard !stopped else { throw IAPError(.closed, "the store is stopped") }
         }

@@ -85,7 +85,6 @@ final class CrashableStore: Store, @unchecked Sendable {
 
     var name: String { inner.name }
     func attach(scheduler: StoreScheduler) { inner.attach(scheduler: scheduler) }
-    func validatePurchase(productID: String) throws(IAPError) { try inner.validatePurchase(productID: productID) }
     func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
         try inner.validatePurchase(productID: productID, quantity: quantity)
     }
@@ -112,9 +111,6 @@ final class CrashableStore: Store, @unchecked Sendable {
     }
 
     func requestProducts(_ ids: [String]) { inner.requestProducts(ids) }
-    func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
-        try inner.purchase(productID: productID, key: key, token: token)
-    }
     func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
         try inner.purchase(productID: productID, key: key, token: token, quantity: quantity)
     }

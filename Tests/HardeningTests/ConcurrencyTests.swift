@@ -130,7 +130,7 @@ final class HandStore: Store, @unchecked Sendable {
     func start(sink: @escaping @Sendable (StoreEvent) -> Void) { lock.withLock { self.sink = sink } }
     func send(_ e: StoreEvent) { lock.withLock { sink }?(e) }
     func requestProducts(_ ids: [String]) {}
-    func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {}
+    func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {}
     func finish(transactionID: String) {}
     func finish(transactionIDs: [String]) {}
     func restore() {}

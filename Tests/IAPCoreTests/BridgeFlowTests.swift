@@ -351,15 +351,11 @@ final class ForgetfulStore: Store, @unchecked Sendable {
     init(_ inner: Store) { self.inner = inner }
     var name: String { inner.name }
     func attach(scheduler: StoreScheduler) { inner.attach(scheduler: scheduler) }
-    func validatePurchase(productID: String) throws(IAPError) { try inner.validatePurchase(productID: productID) }
     func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
         try inner.validatePurchase(productID: productID, quantity: quantity)
     }
     func start(sink: @escaping @Sendable (StoreEvent) -> Void) { inner.start(sink: sink) }
     func requestProducts(_ ids: [String]) { inner.requestProducts(ids) }
-    func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
-        try inner.purchase(productID: productID, key: key, token: token)
-    }
     func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
         try inner.purchase(productID: productID, key: key, token: token, quantity: quantity)
     }
@@ -380,7 +376,6 @@ final class LaggingStore: Store, @unchecked Sendable {
     init(_ inner: Store) { self.inner = inner }
     var name: String { inner.name }
     func attach(scheduler: StoreScheduler) { inner.attach(scheduler: scheduler) }
-    func validatePurchase(productID: String) throws(IAPError) { try inner.validatePurchase(productID: productID) }
     func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
         try inner.validatePurchase(productID: productID, quantity: quantity)
     }
@@ -400,9 +395,6 @@ final class LaggingStore: Store, @unchecked Sendable {
         if let s = sink.withLock({ $0 }) { for e in events { s(e) } }
     }
     func requestProducts(_ ids: [String]) { inner.requestProducts(ids) }
-    func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
-        try inner.purchase(productID: productID, key: key, token: token)
-    }
     func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
         try inner.purchase(productID: productID, key: key, token: token, quantity: quantity)
     }

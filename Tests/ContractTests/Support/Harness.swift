@@ -161,7 +161,6 @@ final class FaultyStore: Store, @unchecked Sendable {
     let faults: Faults
     var name: String { inner.name }
     func attach(scheduler: StoreScheduler) { inner.attach(scheduler: scheduler) }
-    func validatePurchase(productID: String) throws(IAPError) { try inner.validatePurchase(productID: productID) }
     func validatePurchase(productID: String, quantity: Int) throws(IAPError) {
         try inner.validatePurchase(productID: productID, quantity: quantity)
     }
@@ -183,9 +182,6 @@ final class FaultyStore: Store, @unchecked Sendable {
     }
 
     func requestProducts(_ ids: [String]) { inner.requestProducts(ids) }
-    func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
-        try inner.purchase(productID: productID, key: key, token: token)
-    }
     func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
         try inner.purchase(productID: productID, key: key, token: token, quantity: quantity)
     }

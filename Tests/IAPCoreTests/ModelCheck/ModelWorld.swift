@@ -56,7 +56,7 @@ final class ModelStore: Store, @unchecked Sendable {
     }
 
     func requestProducts(_ ids: [String]) {}
-    func purchase(productID: String, key: Int64, token: PurchaseToken) throws(IAPError) {
+    func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
         world.calls.append((key, productID))
     }
     func finish(transactionID: String) { finish(transactionIDs: [transactionID]) }
