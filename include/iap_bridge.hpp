@@ -159,20 +159,34 @@ namespace detail {
 }
 } // namespace detail
 
-/* The outcome of a nothrow call: a code, the library's sentence on error, and
- * a value on success. */
-template <class T>
-class Result {
+namespace detail {
+/* What every Result holds: the code and, on error, the library's sentence. */
+class Status {
 public:
-    static Result success(T v) { Result r; r.value_.emplace(std::move(v)); return r; }
-    static Result failure(int32_t code, std::string message) {
-        Result r; r.code_ = code; r.message_ = std::move(message); return r;
-    }
     bool ok() const noexcept { return code_ == OK; }
     explicit operator bool() const noexcept { return ok(); }
     int32_t code() const noexcept { return code_; }
     const char *name() const noexcept { return error_name(code_); }
     const std::string &message() const noexcept { return message_; }
+protected:
+    void set_failure(int32_t code, std::string message) { code_ = code; message_ = std::move(message); }
+    /* On error throws iap::Error (or aborts without exceptions). */
+    void check() const { if (!ok()) fail(code_, message_); }
+private:
+    int32_t code_ = OK;
+    std::string message_;
+};
+} // namespace detail
+
+/* The outcome of a nothrow call: a code, the library's sentence on error, and
+ * a value on success. */
+template <class T>
+class Result : public detail::Status {
+public:
+    static Result success(T v) { Result r; r.value_.emplace(std::move(v)); return r; }
+    static Result failure(int32_t code, std::string message) {
+        Result r; r.set_failure(code, std::move(message)); return r;
+    }
     /* The value; on error throws iap::Error (or aborts without exceptions). */
     T &value() & { check(); return *value_; }
     const T &value() const & { check(); return *value_; }
@@ -180,28 +194,17 @@ public:
     T &operator*() & { return value(); }
     T *operator->() { return &value(); }
 private:
-    void check() const { if (!ok()) detail::fail(code_, message_); }
-    int32_t code_ = OK;
-    std::string message_;
     std::optional<T> value_;
 };
 
 template <>
-class Result<void> {
+class Result<void> : public detail::Status {
 public:
     static Result success() { return Result(); }
     static Result failure(int32_t code, std::string message) {
-        Result r; r.code_ = code; r.message_ = std::move(message); return r;
+        Result r; r.set_failure(code, std::move(message)); return r;
     }
-    bool ok() const noexcept { return code_ == OK; }
-    explicit operator bool() const noexcept { return ok(); }
-    int32_t code() const noexcept { return code_; }
-    const char *name() const noexcept { return error_name(code_); }
-    const std::string &message() const noexcept { return message_; }
-    void value() const { if (!ok()) detail::fail(code_, message_); }
-private:
-    int32_t code_ = OK;
-    std::string message_;
+    void value() const { check(); }
 };
 
 /* ---- JSON helpers (messages are compact JSON; no JSON library needed) ------ */
