@@ -33,7 +33,7 @@ public enum Messages {
         w.int("expiresDate", t.expiresDateMs)
         w.string("origin", origin)
         w.bool("alreadyOwned", alreadyOwned)
-        w.string("ownershipType", t.familyShared ? "familyShared" : "purchased")
+        w.string("ownershipType", t.ownershipType)
         if t.kind == .autoRenewableSubscription { w.bool("isUpgraded", t.isUpgraded) }
         if let clickKey { w.string("clickKey", String(clickKey)) }
         w.string("environment", t.environment)
@@ -137,7 +137,7 @@ public enum Messages {
             o.string("kind", t.kind.rawValue)
             o.int("purchaseDate", t.purchaseDateMs)
             o.int("expiresDate", t.expiresDateMs)
-            o.string("ownershipType", t.familyShared ? "familyShared" : "purchased")
+            o.string("ownershipType", t.ownershipType)
             items.bytesAppend(o.finish())
         }
         items.appendRaw("]")

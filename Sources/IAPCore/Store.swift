@@ -147,6 +147,8 @@ public struct StoreTransaction: Sendable, Equatable {
     /// Bought by a family member and shared with this player (Family
     /// Sharing, StoreKit's `ownershipType` `.familyShared`).
     public var familyShared: Bool
+    /// `familyShared` as the messages' `ownershipType` (StoreKit's names).
+    public var ownershipType: String { familyShared ? "familyShared" : "purchased" }
 
     public init(id: String, originalID: String, productID: String, kind: ProductKind, purchaseDateMs: Int64,
                 expiresDateMs: Int64? = nil, revocationDateMs: Int64? = nil, revocationReason: String? = nil,
