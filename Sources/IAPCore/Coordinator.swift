@@ -310,7 +310,7 @@ public final class Coordinator: @unchecked Sendable {
 
     // MARK: Jobs on the SDK thread
 
-    private func startPurchase(key: Int64, productID: String, quantity: Int = 1) {
+    private func startPurchase(key: Int64, productID: String, quantity: Int) {
         guard !closed else { return }
         do throws(IAPError) {
             // C5, C7: the key is written before anything can answer it, and

@@ -48,7 +48,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     /// Purchases whose payment sheet was still up when the bridge closed:
     /// they complete at the next start, answering the purchase call (as a
     /// StoreKit purchase interrupted by a quit completes after relaunch).
-    var landing: [(key: Int64, productID: String)] = []
+    var landing: [(key: Int64, productID: String, quantity: Int)] = []
     private let lockFD: Int32
     let timeFactor: Int64
     let openRealMs: Int64
@@ -134,7 +134,8 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             if let c = e["country"]?.stringValue { storefront = c }
         case "fly":
             if let key = e["key"]?.int64Value, let product = e["product"]?.stringValue {
-                landing.append((key, product))
+                let q = e["qty"]?.int64Value.flatMap { (1...10).contains($0) ? Int($0) : nil } ?? 1
+                landing.append((key, product, q))
             }
         case "land":
             landing.removeAll()
@@ -198,7 +199,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             out.append(.status(canMakePayments: paymentsAllowed, storefront: storefront, reason: "open"))
         }
         emit(out)
-        let flights: [(key: Int64, productID: String)] = lock.withLock {
+        let flights: [(key: Int64, productID: String, quantity: Int)] = lock.withLock {
             defer { landing.removeAll() }
             return landing
         }
@@ -208,7 +209,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             // mark loses a payment that was never taken, as a real one can.
             let marked: Bool = lock.withLock { (try? persist([event("land") { _ in }])) != nil }
             if marked {
-                for f in flights { purchaseNow(productID: f.productID, key: f.key, token: PurchaseToken(key: f.key)) }
+                for f in flights { purchaseNow(productID: f.productID, key: f.key, token: PurchaseToken(key: f.key), quantity: f.quantity) }
             }
         }
         if options.tickMs > 0 && catalog.products.contains(where: { $0.kind == .autoRenewableSubscription }) {
@@ -296,7 +297,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         }
     }
 
-    func purchaseNow(productID: String, key: Int64, token: PurchaseToken, quantity: Int = 1) {
+    func purchaseNow(productID: String, key: Int64, token: PurchaseToken, quantity: Int) {
         var out: [StoreEvent] = []
         lock.withLock {
             guard !stopped, let p = catalog.product(productID) else { return }
@@ -429,7 +430,13 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         lock.withLock {
             let flying = delayed.keys.sorted()
             guard !stopped, !flying.isEmpty else { return }
-            try? persist(flying.map { k in event("fly") { $0.int("key", k); $0.string("product", delayed[k]!.productID) } })
+            try? persist(flying.map { k in
+                event("fly") {
+                    $0.int("key", k)
+                    $0.string("product", delayed[k]!.productID)
+                    if delayed[k]!.quantity != 1 { $0.int("qty", Int64(delayed[k]!.quantity)) }
+                }
+            })
             delayed.removeAll()
         }
         lock.withLock {

@@ -278,7 +278,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         }
     }
 
-    private func runPurchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int = 1) async {
+    private func runPurchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) async {
         // A purchase the App Store promoted (PurchaseIntent) is bought as the
         // intent says: its product, with its win-back offer.
         let intent = lock.withLock { promoted.removeValue(forKey: productID) }

@@ -124,4 +124,20 @@ struct StoreStatusTests {
         #expect(throws: IAPError.self) { _ = try b.c.buy(productID: "coins_100", clickMs: 0, quantity: 11) }
         b.close()
     }
+
+    @Test("several units bought as the bridge closes (the payment sheet still up): they land at the next start, all of them")
+    func quantityAcrossClose() throws {
+        let env = TestEnv()
+        env.purchaseDelayMs = 60_000
+        var b = try env.open()
+        _ = b.drain()
+        let k = try b.c.buy(productID: "coins_100", clickMs: 0, quantity: 3)
+        b.close()
+        env.purchaseDelayMs = 0
+        b = try env.open()
+        let r = try #require(b.drainResults().first { $0.keyValue == k }, "the purchase in flight at close lands at the next start")
+        #expect(r["result"]?.stringValue == "0" && r["quantity"] == .number("3") && r["price"]?.stringValue == "2.97", "\(r)")
+        try b.confirm(k)
+        b.close()
+    }
 }

@@ -11,6 +11,8 @@ final class TestEnv: @unchecked Sendable {
     var dataDir: String { root + "/data" }
     var stateDir: String { root + "/appstore" }
     var extraConfig: String = ""
+    /// The simulator's answer delay (0: at once, on the SDK thread's next turn).
+    var purchaseDelayMs = 0
 
     init(catalog: String = MessageSchemas.repoRoot + "/samples/catalog/Game.storekit") {
         let template = NSTemporaryDirectory() + "iap-test-XXXXXX"
@@ -24,7 +26,7 @@ final class TestEnv: @unchecked Sendable {
     deinit { try? FileManager.default.removeItem(atPath: root) }
 
     var configJSON: String {
-        "{\"store\":\"simulator\",\"dataDir\":\"\(dataDir)\",\"catalog\":\"\(catalog)\",\"simulator\":{\"stateDir\":\"\(stateDir)\",\"tickMs\":0,\"purchaseDelayMs\":0}\(extraConfig)}"
+        "{\"store\":\"simulator\",\"dataDir\":\"\(dataDir)\",\"catalog\":\"\(catalog)\",\"simulator\":{\"stateDir\":\"\(stateDir)\",\"tickMs\":0,\"purchaseDelayMs\":\(purchaseDelayMs)}\(extraConfig)}"
     }
 
     func open() throws -> Bridge {
