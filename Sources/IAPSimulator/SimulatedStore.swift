@@ -48,7 +48,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     /// Purchases whose payment sheet was still up when the bridge closed:
     /// they complete at the next start, answering the purchase call (as a
     /// StoreKit purchase interrupted by a quit completes after relaunch).
-    var landing: [(key: Int64, productID: String, quantity: Int)] = []
+    var landing: [(key: Int64, productID: String, token: PurchaseToken, quantity: Int)] = []
     private let lockFD: Int32
     let timeFactor: Int64
     let openRealMs: Int64
@@ -135,7 +135,9 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         case "fly":
             if let key = e["key"]?.int64Value, let product = e["product"]?.stringValue {
                 let q = e["qty"]?.int64Value.flatMap { (1...10).contains($0) ? Int($0) : nil } ?? 1
-                landing.append((key, product, q))
+                // Records before the token was kept: a version-1 token (this install's).
+                let token = e["token"]?.stringValue.flatMap(PurchaseToken.init(uuidString:)) ?? PurchaseToken(key: key)
+                landing.append((key, product, token, q))
             }
         case "land":
             landing.removeAll()
@@ -199,7 +201,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             out.append(.status(canMakePayments: paymentsAllowed, storefront: storefront, reason: "open"))
         }
         emit(out)
-        let flights: [(key: Int64, productID: String, quantity: Int)] = lock.withLock {
+        let flights: [(key: Int64, productID: String, token: PurchaseToken, quantity: Int)] = lock.withLock {
             defer { landing.removeAll() }
             return landing
         }
@@ -209,7 +211,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             // mark loses a payment that was never taken, as a real one can.
             let marked: Bool = lock.withLock { (try? persist([event("land") { _ in }])) != nil }
             if marked {
-                for f in flights { purchaseNow(productID: f.productID, key: f.key, token: PurchaseToken(key: f.key), quantity: f.quantity) }
+                for f in flights { purchaseNow(productID: f.productID, key: f.key, token: f.token, quantity: f.quantity) }
             }
         }
         if options.tickMs > 0 && catalog.products.contains(where: { $0.kind == .autoRenewableSubscription }) {
@@ -428,13 +430,14 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         // start, answering its purchase call then (recorded in the store's
         // state: the App Store, not the app, remembers it).
         lock.withLock {
-            let flying = delayed.keys.sorted()
+            let flying = delayed.sorted { $0.key < $1.key }
             guard !stopped, !flying.isEmpty else { return }
-            try? persist(flying.map { k in
+            try? persist(flying.map { k, f in
                 event("fly") {
                     $0.int("key", k)
-                    $0.string("product", delayed[k]!.productID)
-                    if delayed[k]!.quantity != 1 { $0.int("qty", Int64(delayed[k]!.quantity)) }
+                    $0.string("product", f.productID)
+                    $0.string("token", f.token.uuidString)
+                    if f.quantity != 1 { $0.int("qty", Int64(f.quantity)) }
                 }
             })
             delayed.removeAll()

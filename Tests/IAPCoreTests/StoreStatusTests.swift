@@ -137,6 +137,28 @@ struct StoreStatusTests {
         b = try env.open()
         let r = try #require(b.drainResults().first { $0.keyValue == k }, "the purchase in flight at close lands at the next start")
         #expect(r["result"]?.stringValue == "0" && r["quantity"] == .number("3") && r["price"]?.stringValue == "2.97", "\(r)")
+        #expect(r["origin"]?.stringValue == "game", "this install's click: \(r)")
+        try b.confirm(k)
+        b.close()
+    }
+
+    @Test("a purchase in flight at close keeps its install's token: it lands as this install's click; after a reinstall its re-delivery is another install's (origin store), key kept")
+    func flightKeepsToken() throws {
+        let env = TestEnv()
+        env.purchaseDelayMs = 60_000
+        var b = try env.open()
+        _ = b.drain()
+        let k = try b.c.buy(productID: "coins_100", clickMs: 0)
+        b.close()
+        env.purchaseDelayMs = 0
+        b = try env.open()
+        let landed = try #require(b.drainResults().first { $0.keyValue == k }, "the purchase lands at the next start")
+        #expect(landed["origin"]?.stringValue == "game", "\(landed)")
+        b.close()  // not confirmed
+        env.reinstall()
+        b = try env.open()
+        let again = try #require(b.drainResults().first { $0.keyValue == k }, "re-delivered after the reinstall, key kept")
+        #expect(again["origin"]?.stringValue == "store", "the token names the install that bought: \(again)")
         try b.confirm(k)
         b.close()
     }
