@@ -162,11 +162,17 @@ int32_t iap_version_number(void);
  *                 "tickMs": renewal timer period, 0 to disable,
  *                 "purchaseDelayMs": how long the simulated store takes to
  *                 answer a purchase (default 10; 0 answers at once, still
- *                 after iap_buy returned)}
- *   "storekit":  {"finishTimeoutMs": time limit of a StoreKit finish()}
+ *                 after iap_buy returned),
+ *                 "appVersion": the game version the player runs (the
+ *                 "app" message's; default "1.0")}
+ *   "storekit":  {"finishTimeoutMs": time limit of a StoreKit finish(),
+ *                 "promotedPurchases": "ask" (default) or "buy"}
  *   "nonRenewingTerms": {"<productID>" or "*": ISO 8601 duration, e.g. "P1M"}
  *                term of non-renewing subscriptions (default "P1Y")
  *   "entitlementsAtOpen": true|false (default true)
+ *   "storeMessages": "show" (default: StoreKit messages such as a billing
+ *                issue are shown at once) or "defer" (held until
+ *                iap_show_store_messages)
  * Unknown keys are an error. Waits for the disk (the outbox is read and,
  * when damaged, repaired) and starts the bridge's two threads. On success
  * *out is the bridge and every result still waiting in the outbox is queued
@@ -276,7 +282,8 @@ const char *iap_error_name(int32_t code);
  * docs/SIMULATOR.md: transactions, fail_next, cancel_next, ask_to_buy,
  * pending, approve, decline, interrupt_next, resolve, refund, advance,
  * external_purchase, forge, auto_renew, clock, entitlements, promote,
- * payments_allowed, storefront). Runs on the
+ * payments_allowed, storefront, family_share, billing_issue, billing_resolve,
+ * price_increase, sheet_next, app_transaction, status). Runs on the
  * SDK thread and waits until what the command made the store report has
  * been handled (its messages are queued when it returns). On IAP_OK
  * *out_json is a JSON answer the caller frees with iap_free; on error it is
@@ -293,6 +300,75 @@ int32_t iap_simulator(iap_bridge *b, const char *command_json, char **out_json);
  * IAP_E_CLOSED, or IAP_E_IO when a confirm could not be made durable (it is
  * retried; its result stays unconfirmed on disk meanwhile). */
 int32_t iap_flush(iap_bridge *b);
+
+/* ---- Subscriptions, the app transaction, sheets, StoreKit messages ----
+ * Like iap_restore these check their arguments, hand the work to the SDK
+ * thread and return at once (no I/O on the caller's thread); the answer is a
+ * message (docs/PROTOCOL.md). None is stored or needs a confirm: each
+ * describes the store's own state, which can be asked for again. Each returns
+ * IAP_E_NOT_SUPPORTED when the store or the running OS lacks the feature (the
+ * StoreKit API is newer than the device: iap_errmsg names the OS version it
+ * needs), IAP_E_INVALID_HANDLE for a bridge that never was, and IAP_E_CLOSED
+ * after iap_close. */
+
+/* Asks for the status of the subscription groups of the auto-renewable
+ * products in `product_ids_json` (a JSON array of product IDs; NULL asks for
+ * every group the player ever subscribed in). Answered by one "subscription"
+ * message with reason "request": per group its state ("subscribed",
+ * "inGracePeriod", "inBillingRetryPeriod", "expired", "revoked", or "none"
+ * when the player never subscribed), "active" (grant the content: subscribed
+ * or in a billing grace period), willAutoRenew, expirationReason, renewal
+ * date, product and price, priceIncreaseStatus; IDs that are unknown or not
+ * auto-renewable are listed in "invalid". "subscription" messages also come
+ * at open (reason "open", groups the player ever subscribed in) and when a
+ * group's status changes (reason "change"). Returns IAP_OK, IAP_E_INVALID_ARG
+ * (an empty or over-long ID, more than 1000 IDs), IAP_E_BAD_JSON,
+ * IAP_E_NOT_SUPPORTED, IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
+int32_t iap_subscription_status(iap_bridge *b, const char *product_ids_json);
+
+/* Asks for the app transaction: the version and date the player first got
+ * the game (StoreKit's AppTransaction, iOS 16+). A game that went from paid
+ * to free grants early buyers what they paid for. Answered by an "app"
+ * message (with "error" when the store could not tell). Returns IAP_OK,
+ * IAP_E_NOT_SUPPORTED (below iOS 16), IAP_E_INVALID_HANDLE or
+ * IAP_E_CLOSED. */
+int32_t iap_app_transaction(iap_bridge *b);
+
+/* Opens the App Store's subscription management sheet (cancel, change
+ * plan) over the game. A "sheet" message with sheet "manageSubscriptions"
+ * follows when the player closes it; changes arrive as "subscription" and
+ * "entitlements" messages. One sheet at a time: IAP_E_BUSY while a sheet
+ * opened by iap_manage_subscriptions, iap_request_refund or
+ * iap_redeem_offer_code has not answered yet. Returns IAP_OK, IAP_E_BUSY,
+ * IAP_E_NOT_SUPPORTED, IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
+int32_t iap_manage_subscriptions(iap_bridge *b);
+
+/* Opens the refund request sheet for the transaction `transaction_id` (the
+ * "transactionID" of a "7", decimal digits). A "sheet" message with sheet
+ * "refund" follows: outcome "success" (the request was submitted; if Apple
+ * grants it, the refund arrives later as a "revoked" message),
+ * "userCancelled", or "error" with a message (no such transaction, a refund
+ * already requested). Returns IAP_OK, IAP_E_NULL_ARG, IAP_E_INVALID_ARG (not
+ * a transaction ID), IAP_E_BUSY, IAP_E_NOT_SUPPORTED, IAP_E_INVALID_HANDLE
+ * or IAP_E_CLOSED. */
+int32_t iap_request_refund(iap_bridge *b, const char *transaction_id);
+
+/* Opens the offer code redemption sheet (iOS 16+). A "sheet" message with
+ * sheet "offerCode" follows when the player closes it; a redeemed code's
+ * purchase arrives as a "7" with origin "store" (grant and confirm it like
+ * any). Returns IAP_OK, IAP_E_BUSY, IAP_E_NOT_SUPPORTED, IAP_E_INVALID_HANDLE
+ * or IAP_E_CLOSED. */
+int32_t iap_redeem_offer_code(iap_bridge *b);
+
+/* Shows the StoreKit messages held for the game: with "storeMessages":
+ * "defer" in the config, a message StoreKit has for the player (a billing
+ * issue, consent to a subscription price increase) is announced by a
+ * "storeMessage" with state "deferred" and waits; call this at a moment that
+ * does not interrupt play (a menu, between levels). Each shown message gets
+ * a "storeMessage" with state "shown". With "show" (the default) they are
+ * shown at once. Nothing held: nothing happens. Returns IAP_OK,
+ * IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
+int32_t iap_show_store_messages(iap_bridge *b);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,13 @@ public struct BridgeConfig: Sendable {
     /// default for the others. Without one, a year.
     public var nonRenewingTerms: [String: ISODuration] = [:]
 
+    /// What happens to a StoreKit message (billing issue, price increase
+    /// consent): shown at once (`show`, the default, as StoreKit does), or
+    /// held until the game calls `iap_show_store_messages` at a moment that
+    /// does not interrupt play (`defer`).
+    public enum StoreMessages: String, Sendable { case show, `defer` }
+    public var storeMessages: StoreMessages = .show
+
     public func nonRenewingTerm(_ productID: String) -> ISODuration {
         nonRenewingTerms[productID] ?? nonRenewingTerms["*"] ?? ISODuration("P1Y")!
     }
@@ -42,7 +49,8 @@ public struct BridgeConfig: Sendable {
         let v: JSONValue
         do { v = try JSONParser.parse(bytes: text) } catch { throw IAPError(.badJSON, "config is not valid JSON: \(error)") }
         guard let o = v.objectValue else { throw IAPError(.badConfig, "config must be a JSON object") }
-        let known: Set<String> = ["store", "dataDir", "catalog", "simulator", "storekit", "entitlementsAtOpen", "nonRenewingTerms"]
+        let known: Set<String> = ["store", "dataDir", "catalog", "simulator", "storekit", "entitlementsAtOpen", "nonRenewingTerms",
+                                   "storeMessages"]
         if let unknown = o.keys.sorted().first(where: { !known.contains($0) }) {
             throw IAPError(.badConfig, "unknown config key \"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -77,6 +85,13 @@ public struct BridgeConfig: Sendable {
                 terms[k] = d
             }
         }
+        var messages = StoreMessages.show
+        if let m = o["storeMessages"] {
+            guard let text = m.stringValue, let v = StoreMessages(rawValue: text) else {
+                throw IAPError(.badConfig, "\"storeMessages\" must be \"show\" or \"defer\"")
+            }
+            messages = v
+        }
         switch store {
         case .simulator:
             guard catalog != nil else { throw IAPError(.badConfig, "the simulator needs \"catalog\": the path of a .storekit file") }
@@ -85,7 +100,9 @@ public struct BridgeConfig: Sendable {
             if catalog != nil { throw IAPError(.badConfig, "\"catalog\" is for the simulator; StoreKit reads products from the App Store") }
             if o["simulator"] != nil { throw IAPError(.badConfig, "\"simulator\" options given with \"store\": \"storekit\"") }
         }
-        return BridgeConfig(store: store, dataDir: dataDir, catalog: catalog, simulator: o["simulator"],
-                            storekit: o["storekit"], entitlementsAtOpen: ent, nonRenewingTerms: terms)
+        var config = BridgeConfig(store: store, dataDir: dataDir, catalog: catalog, simulator: o["simulator"],
+                                  storekit: o["storekit"], entitlementsAtOpen: ent, nonRenewingTerms: terms)
+        config.storeMessages = messages
+        return config
     }
 }

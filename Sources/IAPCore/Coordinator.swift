@@ -27,6 +27,9 @@ public final class Coordinator: @unchecked Sendable {
     public let openReport: Outbox.OpenReport
     public let executor: Executor
     private let thread: SDKThread?
+    /// The sheet that is up and the StoreKit messages held for the game
+    /// (Coordinator+Requests.swift).
+    let desk = RequestDesk()
 
     // MARK: Game-facing state, under `gate` (short, never across I/O)
 
@@ -295,7 +298,7 @@ public final class Coordinator: @unchecked Sendable {
         return box.withLock { $0 }!
     }
 
-    private func postGameJob(_ job: @escaping @Sendable () -> Void) throws(IAPError) {
+    func postGameJob(_ job: @escaping @Sendable () -> Void) throws(IAPError) {
         try gate.withLock { () throws(IAPError) in
             guard !closing else { throw IAPError(.closed, "the bridge is closed") }
             guard executor.post({ [self] in if !closed { job() } }) else { throw IAPError(.closed, "the bridge is closed") }
@@ -499,6 +502,8 @@ public final class Coordinator: @unchecked Sendable {
             queue.push(Messages.storeStatus(canMakePayments: canPay, storefront: storefront, reason: reason))
         case .promoted(let productID, let offer):
             queue.push(Messages.promoted(productID: productID, offer: offer))
+        case .subscriptions, .appTransaction, .sheet, .storeMessage:
+            handleRequestAnswer(event)
         }
     }
 

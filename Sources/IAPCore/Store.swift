@@ -56,6 +56,17 @@ public protocol Store: AnyObject, Sendable {
     /// Reports the current entitlements with the given reason.
     func refreshEntitlements(reason: String)
 
+    /// Checks, from memory only and on the game's thread, that this store can
+    /// answer `request` here: throws `.notSupported` when the store or the
+    /// running OS lacks the feature (a StoreKit API newer than the device),
+    /// `.invalidArgument` when an argument can never be valid.
+    func validate(_ request: StoreRequest) throws(IAPError)
+
+    /// Answers `request` later through the sink: `.subscriptions`,
+    /// `.appTransaction`, `.sheet`. `.showMessages` shows held messages and
+    /// answers nothing.
+    func perform(_ request: StoreRequest)
+
     /// Drives a simulated store; other stores throw `.notSupported`.
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue
 
@@ -107,6 +118,21 @@ public enum StoreEvent: Sendable {
     /// `AppStore.canMakePayments`) and the App Store country (ISO 3166
     /// alpha-3, "" when unknown): at start (reason "open") and on change.
     case status(canMakePayments: Bool, storefront: String, reason: String)
+    /// Subscription groups' status: at start (reason "open", the groups the
+    /// player ever subscribed in), on request ("request") and when one
+    /// changes ("change"). `invalid`: requested product IDs that are unknown
+    /// or not auto-renewable subscriptions.
+    case subscriptions([SubscriptionStatus], invalid: [String], reason: String)
+    /// The answer to `.appTransaction`: the info, or why there is none.
+    case appTransaction(AppTransactionInfo?, error: String?)
+    /// A sheet closed: `outcome` is `dismissed`, `success`, `userCancelled`
+    /// or `error` (with `message`).
+    case sheet(StoreSheet, outcome: String, message: String?)
+    /// StoreKit has a message for the player (`billingIssue`,
+    /// `priceIncreaseConsent`, `winBackOffer`, `generic`). The store holds it
+    /// until `perform(.showMessages([id]))`; the coordinator asks at once or
+    /// when the game says it is a good moment, as configured.
+    case storeMessage(id: String, reason: String)
 }
 
 public enum ProductKind: String, Sendable, CaseIterable {

@@ -28,6 +28,9 @@ public struct CatalogSettings: Sendable {
     public var timeRate = 0
     public var storefront = "USA"
     public var locale = "en_US"
+    /// `_billingGracePeriodEnabled`: a renewal whose payment fails keeps
+    /// the player subscribed for a grace period (billing_issue).
+    public var billingGracePeriod = false
     /// Enabled entries of `_storeKitErrors`: (API name, error type).
     public var storeKitErrors: [(name: String, type: String)] = []
 }
@@ -97,6 +100,7 @@ public struct Catalog: Sendable {
             if let r = so["_timeRate"]?.int64Value { settings.timeRate = Int(clamping: r) }
             if let f = so["_storefront"]?.stringValue, !f.isEmpty { settings.storefront = f }
             if let l = so["_locale"]?.stringValue, !l.isEmpty { settings.locale = l }
+            if let b = so["_billingGracePeriodEnabled"]?.boolValue { settings.billingGracePeriod = b }
             if let errs = so["_storeKitErrors"]?.arrayValue {
                 for e in errs {
                     guard let eo = e.objectValue, eo["enabled"]?.boolValue == true else { continue }

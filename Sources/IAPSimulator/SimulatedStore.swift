@@ -34,6 +34,20 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     var autoRenewOff: Set<String> = []
     /// Subscription group -> product it changes to at the next renewal (downgrade).
     var nextRenewalProduct: [String: String] = [:]
+    /// Groups whose renewals fail to charge (billing_issue), and since when.
+    var billingIssue: Set<String> = []
+    /// Groups with a price increase: the new price and whether the player
+    /// consented (price_increase; consent comes with the StoreKit message).
+    var priceIncrease: [String: (price: String, agreed: Bool)] = [:]
+    /// The app transaction: version and date the player first got the game.
+    var originalApp: (version: String, dateMs: Int64)? = nil
+    /// How the next sheet of each kind answers (sheet_next), this session.
+    var sheetScript: [String: (outcome: String, productID: String?)] = [:]
+    /// StoreKit messages not shown yet: id -> (reason, group).
+    var heldMessages: [String: (reason: String, group: String)] = [:]
+    var nextMessageNumber = 1
+    /// The status of each group as last reported (changes are announced).
+    var lastStatuses: [String: SubscriptionStatus] = [:]
     var askToBuy: Bool
     var failNext: PurchaseFailure? = nil
     var cancelNext = false
@@ -63,6 +77,11 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             let s = SimulatedStore(config: config, options: options, catalog: catalog, log: log, lockFD: fd)
             for e in events { s.replay(e) }
             s.lastEntitlementIDs = s.entitlementIDsLocked()
+            if s.originalApp == nil {
+                let now = s.nowLocked()
+                try s.persist([event("app") { $0.string("version", options.appVersion); $0.int("at", now) }])
+                s.originalApp = (options.appVersion, now)
+            }
             return s
         } catch {
             POSIX.unlockDirectory(fd)
@@ -132,6 +151,20 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             if let on = e["on"]?.boolValue { paymentsAllowed = on }
         case "storefront":
             if let c = e["country"]?.stringValue { storefront = c }
+        case "billing":
+            if let g = e["group"]?.stringValue, let on = e["on"]?.boolValue {
+                if on { billingIssue.insert(g) } else { billingIssue.remove(g) }
+            }
+        case "priceinc":
+            if let g = e["group"]?.stringValue {
+                if let price = e["price"]?.stringValue {
+                    priceIncrease[g] = (price, e["agreed"]?.boolValue ?? false)
+                } else {
+                    priceIncrease[g] = nil
+                }
+            }
+        case "app":
+            if let v = e["version"]?.stringValue, let at = e["at"]?.int64Value { originalApp = (v, at) }
         case "fly":
             if let key = e["key"]?.int64Value, let product = e["product"]?.stringValue {
                 let q = e["qty"]?.int64Value.flatMap { (1...10).contains($0) ? Int($0) : nil } ?? 1
@@ -199,6 +232,9 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             out.append(.entitlements(entitlementsLocked(), reason: "open", nowMs: nowLocked()))
             lastEntitlementIDs = entitlementIDsLocked()
             out.append(.status(canMakePayments: paymentsAllowed, storefront: storefront, reason: "open"))
+            let statuses = subscribedStatusesLocked()
+            if !statuses.isEmpty { out.append(.subscriptions(statuses, invalid: [], reason: "open")) }
+            for st in statuses { lastStatuses[st.groupID] = st }
         }
         emit(out)
         let flights: [(key: Int64, productID: String, token: PurchaseToken, quantity: Int)] = lock.withLock {
@@ -538,7 +574,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     func activeSubscriptionLocked(group: String) -> SimTransaction? {
         let now = nowLocked()
         return latestInGroupLocked(group).flatMap { t in
-            (t.revokedMs == nil && !t.upgraded && (t.expiresMs ?? 0) > now) ? t : nil
+            (t.revokedMs == nil && !t.upgraded && ((t.expiresMs ?? 0) > now || inGraceLocked(group: group, t, now: now))) ? t : nil
         }
     }
 
@@ -559,18 +595,23 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         let groups = Set(catalog.products.compactMap { $0.kind == .autoRenewableSubscription ? $0.subscriptionGroupID : nil })
         for g in groups.sorted() {
             var renewals = 0
-            while renewals < 1000, !autoRenewOff.contains(g), let last = latestInGroupLocked(g), last.revokedMs == nil,
+            while renewals < 1000, renewsLocked(group: g), let last = latestInGroupLocked(g), last.revokedMs == nil,
                   let exp = last.expiresMs, exp <= now {
                 let productID = nextRenewalProduct[g] ?? last.productID
                 guard let p = catalog.product(productID) else { break }
                 var t = SimTransaction(id: nextTxnID, originalID: last.originalID, productID: p.id, kind: p.kind,
-                                       purchaseMs: exp, price: p.price)
+                                       purchaseMs: exp, price: priceIncrease[g]?.price ?? p.price)
                 t.expiresMs = (ISODuration(p.subscriptionPeriod ?? "P1M") ?? ISODuration("P1M")!).added(to: exp)
                 t.token = last.token
                 t.storeInitiated = true
                 do throws(IAPError) { try persist([t.encoded()]) } catch { break }
                 insert(t)
                 nextRenewalProduct[g] = nil
+                if priceIncrease[g] != nil {
+                    // The renewal charged the new price: the increase is done.
+                    try? persist([event("priceinc") { $0.string("group", g) }])
+                    priceIncrease[g] = nil
+                }
                 renewals += 1
                 var st = t.storeTransaction(currency: currency)
                 st.isRenewal = true
@@ -580,6 +621,12 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         if announce { appendEntitlementChangeLocked(&out) }
     }
 
+    /// Whether the group's next renewal can charge: auto-renew on, no
+    /// billing issue, no price increase the player has not consented to.
+    func renewsLocked(group g: String) -> Bool {
+        !autoRenewOff.contains(g) && !billingIssue.contains(g) && (priceIncrease[g].map { $0.agreed } ?? true)
+    }
+
     /// Reports entitlements when they changed since last reported.
     func appendEntitlementChangeLocked(_ out: inout [StoreEvent]) {
         let ids = entitlementIDsLocked()
@@ -587,6 +634,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             lastEntitlementIDs = ids
             out.append(.entitlements(entitlementsLocked(), reason: "change", nowMs: nowLocked()))
         }
+        appendStatusChangeLocked(&out)
     }
 
     func entitlementIDsLocked() -> [Int64] { entitlementTransactionsLocked().map(\.id) }

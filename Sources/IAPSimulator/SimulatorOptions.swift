@@ -13,11 +13,14 @@ public struct SimulatorOptions: Sendable {
     /// (default 10): the answer always comes after `iap_buy` returned, as
     /// StoreKit's does. 0 answers on the SDK thread's next step.
     public var purchaseDelayMs: Int64 = 10
+    /// The version of the game the player runs (the app transaction's
+    /// `appVersion`; also its `originalAppVersion` on a fresh store).
+    public var appVersion = "1.0"
 
     public static func parse(_ v: JSONValue?, dataDir: String) throws(IAPError) -> SimulatorOptions {
         var o = SimulatorOptions(stateDir: dataDir + ".appstore")
         guard let obj = v?.objectValue else { return o }
-        let known: Set<String> = ["stateDir", "durable", "tickMs", "purchaseDelayMs"]
+        let known: Set<String> = ["stateDir", "durable", "tickMs", "purchaseDelayMs", "appVersion"]
         if let unknown = obj.keys.sorted().first(where: { !known.contains($0) }) {
             throw IAPError(.badConfig, "unknown key \"simulator\".\"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -38,6 +41,12 @@ public struct SimulatorOptions: Sendable {
                 throw IAPError(.badConfig, "\"simulator\".\"purchaseDelayMs\" must be 0..600000")
             }
             o.purchaseDelayMs = n
+        }
+        if let a = obj["appVersion"] {
+            guard let text = a.stringValue, !text.isEmpty, text.utf8.count <= 64 else {
+                throw IAPError(.badConfig, "\"simulator\".\"appVersion\" must be a version string such as \"2.1\"")
+            }
+            o.appVersion = text
         }
         guard o.stateDir != dataDir else { throw IAPError(.badConfig, "\"simulator\".\"stateDir\" must differ from \"dataDir\"") }
         return o

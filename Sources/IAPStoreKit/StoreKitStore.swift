@@ -201,6 +201,12 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         tasks.spawn { [self] in emit(.entitlements(await entitlements(), reason: reason)) }
     }
 
+    public func validate(_ request: StoreRequest) throws(IAPError) {
+        throw IAPError(.notSupported, "not supported by the StoreKit backend yet")
+    }
+
+    public func perform(_ request: StoreRequest) {}
+
     public func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue {
         throw IAPError(.notSupported, "iap_simulator drives the simulated store; this bridge uses StoreKit")
     }

@@ -135,6 +135,8 @@ final class HandStore: Store, @unchecked Sendable {
     func finish(transactionIDs: [String]) {}
     func restore() {}
     func refreshEntitlements(reason: String) {}
+    func validate(_ request: StoreRequest) throws(IAPError) { throw IAPError(.notSupported, "hand store") }
+    func perform(_ request: StoreRequest) {}
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { throw IAPError(.notSupported, "hand store") }
     func stop() { lock.withLock { sink = nil } }
 }

@@ -191,6 +191,8 @@ final class FaultyStore: Store, @unchecked Sendable {
     }
     func restore() { inner.restore() }
     func refreshEntitlements(reason: String) { inner.refreshEntitlements(reason: reason) }
+    func validate(_ request: StoreRequest) throws(IAPError) { try inner.validate(request) }
+    func perform(_ request: StoreRequest) { inner.perform(request) }
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { try inner.simulate(command) }
     func stop() { inner.stop() }
 }

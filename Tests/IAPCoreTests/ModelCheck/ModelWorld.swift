@@ -70,6 +70,8 @@ final class ModelStore: Store, @unchecked Sendable {
     }
     func restore() {}
     func refreshEntitlements(reason: String) {}
+    func validate(_ request: StoreRequest) throws(IAPError) { throw IAPError(.notSupported, "model store") }
+    func perform(_ request: StoreRequest) {}
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { throw IAPError(.notSupported, "model store") }
     func stop() { sink = nil }
 }

@@ -67,7 +67,7 @@ enum MessageSchemas {
     static let all: [String: SchemaValidator] = {
         var out: [String: SchemaValidator] = [:]
         let dir = repoRoot + "/docs/schemas"
-        for type in ["7", "999", "pending", "entitlements", "revoked", "error", "outbox_damaged", "unvouched", "store", "promoted"] {
+        for type in ["7", "999", "pending", "entitlements", "revoked", "error", "outbox_damaged", "unvouched", "store", "promoted", "subscription", "app", "sheet", "storeMessage"] {
             let bytes = Array(FileManager.default.contents(atPath: "\(dir)/\(type).schema.json") ?? Data())
             out[type] = SchemaValidator(schema: (try? JSONParser.parse(bytes: bytes)) ?? .null)
         }

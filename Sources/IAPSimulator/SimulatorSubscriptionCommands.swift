@@ -1,0 +1,112 @@
+import IAPCore
+
+/// The simulator ops for subscription billing, price increases, sheets and
+/// the app transaction (docs/SIMULATOR.md). Run under the store's lock.
+enum SimulatorSubscriptionCommands {
+    static func run(_ op: String, _ o: [String: JSONValue], on s: SimulatedStore, _ out: inout [StoreEvent]) throws(IAPError) -> JSONValue {
+        switch op {
+        case "billing_issue":
+            // The payment method fails: the group's next renewal cannot charge
+            // (billing retry; a grace period where the catalog enables it).
+            let g = try group(o, s, op)
+            try s.persist([event("billing") { $0.string("group", g); $0.bool("on", true) }])
+            if !s.billingIssue.contains(g) {
+                s.billingIssue.insert(g)
+                s.announceMessageLocked(reason: "billingIssue", group: g, &out)
+            }
+            s.processClockLocked(&out, announce: true)
+            s.appendStatusChangeLocked(&out)
+            return ok(s, g)
+        case "billing_resolve":
+            // The player fixed the payment method: a renewal in grace keeps
+            // its dates (Apple charges the missed period); one in billing
+            // retry starts a new period now.
+            let g = try group(o, s, op)
+            guard s.billingIssue.contains(g) else { return ok(s, g) }
+            let retrying = s.statusLocked(group: g).state == "inBillingRetryPeriod"
+            try s.persist([event("billing") { $0.string("group", g); $0.bool("on", false) }])
+            s.billingIssue.remove(g)
+            if retrying, let last = s.latestInGroupLocked(g), let p = s.catalog.product(s.nextRenewalProduct[g] ?? last.productID) {
+                let now = s.nowLocked()
+                var t = SimTransaction(id: s.nextTxnID, originalID: last.originalID, productID: p.id, kind: p.kind,
+                                       purchaseMs: now, price: s.priceIncrease[g]?.price ?? p.price)
+                t.expiresMs = (ISODuration(p.subscriptionPeriod ?? "P1M") ?? ISODuration("P1M")!).added(to: now)
+                t.token = last.token
+                t.storeInitiated = true
+                try s.persist([t.encoded()])
+                s.insert(t)
+                var st = t.storeTransaction(currency: s.currency)
+                st.isRenewal = true
+                out.append(.transaction(st, .update))
+            }
+            s.processClockLocked(&out, announce: true)
+            s.appendStatusChangeLocked(&out)
+            return ok(s, g)
+        case "price_increase":
+            // Apple raises the subscription's price; the player must consent
+            // (a StoreKit message) or the subscription ends at its renewal.
+            let g = try group(o, s, op)
+            guard let price = o["price"]?.stringValue.flatMap(Price.normalize) else {
+                throw IAPError(.badJSON, "price_increase needs \"price\": the new price as a decimal string such as \"5.99\"")
+            }
+            try s.persist([event("priceinc") { $0.string("group", g); $0.string("price", price); $0.bool("agreed", false) }])
+            s.priceIncrease[g] = (price, false)
+            s.announceMessageLocked(reason: "priceIncreaseConsent", group: g, &out)
+            s.appendStatusChangeLocked(&out)
+            return ok(s, g)
+        case "sheet_next":
+            // How the player answers the next sheet of a kind.
+            guard let sheet = o["sheet"]?.stringValue, let outcome = o["outcome"]?.stringValue else {
+                throw IAPError(.badJSON, "sheet_next needs \"sheet\" and \"outcome\"")
+            }
+            let allowed: [String: [String]] = ["manageSubscriptions": ["dismiss", "cancel"], "refund": ["approve", "decline", "cancel"],
+                                               "offerCode": ["dismiss", "redeem"]]
+            guard let outcomes = allowed[sheet] else {
+                throw IAPError(.invalidArgument, "unknown sheet \"\(sheet)\" (manageSubscriptions, refund, offerCode)")
+            }
+            guard outcomes.contains(outcome) else {
+                throw IAPError(.invalidArgument, "the \(sheet) sheet's outcome must be one of \(outcomes.joined(separator: ", ")), got \"\(outcome)\"")
+            }
+            let pid = o["productID"]?.stringValue
+            if outcome == "cancel" && sheet == "manageSubscriptions" || outcome == "redeem" {
+                guard let pid, let p = s.catalog.product(pid) else {
+                    throw IAPError(.unknownProduct, "\(sheet) \(outcome) needs \"productID\": a product of the catalog")
+                }
+                if sheet == "manageSubscriptions" && p.kind != .autoRenewableSubscription {
+                    throw IAPError(.invalidArgument, "\(pid) is not an auto-renewable subscription")
+                }
+            }
+            s.sheetScript[sheet] = (outcome, pid)
+            return .object(["ok": .bool(true)])
+        case "app_transaction":
+            // Sets the version and date the player first got the game (a game
+            // that went from paid to free checks them).
+            guard let v = o["originalAppVersion"]?.stringValue, !v.isEmpty, v.utf8.count <= 64 else {
+                throw IAPError(.badJSON, "app_transaction needs \"originalAppVersion\": a version string")
+            }
+            let at = o["purchaseDate"]?.int64Value ?? s.originalApp?.dateMs ?? s.nowLocked()
+            try s.persist([event("app") { $0.string("version", v); $0.int("at", at) }])
+            s.originalApp = (v, at)
+            return .object(["ok": .bool(true)])
+        case "status":
+            // The status of every group, as the store sees it now.
+            s.processClockLocked(&out, announce: true)
+            return .object(["groups": .array(s.subscriptionGroups.map { Messages.describe(s.statusLocked(group: $0)) })])
+        default:
+            throw IAPError(.unknownOp, "unknown simulator op \"\(op)\"")
+        }
+    }
+
+    private static func group(_ o: [String: JSONValue], _ s: SimulatedStore, _ op: String) throws(IAPError) -> String {
+        guard let pid = o["productID"]?.stringValue else { throw IAPError(.badJSON, "\(op) needs \"productID\"") }
+        guard let p = s.catalog.product(pid) else { throw IAPError(.unknownProduct, "product \"\(pid)\" is not in the catalog") }
+        guard p.kind == .autoRenewableSubscription, let g = p.subscriptionGroupID else {
+            throw IAPError(.invalidArgument, "\(pid) is not an auto-renewable subscription")
+        }
+        return g
+    }
+
+    private static func ok(_ s: SimulatedStore, _ g: String) -> JSONValue {
+        .object(["ok": .bool(true), "status": Messages.describe(s.statusLocked(group: g))])
+    }
+}
