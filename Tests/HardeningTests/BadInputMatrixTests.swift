@@ -309,6 +309,50 @@ struct BadInputMatrixTests {
         EntryPoint(name: "iap_flush", cells: merge(merge([
             .null: .probes([Probe(label: "NULL bridge", expect: .code(-7)) { _ in iap_flush(nil) }]),
         ], handleCells { iap_flush($0) }), na([.empty, .invalidUTF8, .huge, .unknownID, .negativeKey, .duplicateKey], "takes only a bridge"))),
+        EntryPoint(name: "iap_subscription_status", cells: merge(merge([
+            .null: .probes([
+                Probe(label: "product_ids_json NULL: every group (documented)", expect: .code(0)) { f in iap_subscription_status(f.h, nil) },
+                Probe(label: "NULL bridge", expect: .code(-7)) { _ in iap_subscription_status(nil, "[]") },
+            ]),
+            .empty: .probes([
+                Probe(label: "\"\"", expect: .code(-3)) { f in iap_subscription_status(f.h, "") },
+                Probe(label: "[\"\"]", expect: .code(-2)) { f in iap_subscription_status(f.h, #"[""]"#) },
+            ]),
+            .invalidUTF8: .probes([Probe(label: "FF FE (does not parse)", expect: .code(-3)) { f in
+                withBytes(invalidUTF8) { iap_subscription_status(f.h, $0) } }]),
+            .huge: .probes([Probe(label: "1 MB", expect: .code(-2)) { f in iap_subscription_status(f.h, megabyte) }]),
+            .unknownID: .probes([Probe(label: "[\"no_such_product\"] (answered in \"invalid\")", expect: .code(0)) { f in
+                iap_subscription_status(f.h, #"["no_such_product"]"#) }]),
+            .duplicateKey: .probes([Probe(label: "the same ID twice: one group", expect: .code(0)) { f in
+                iap_subscription_status(f.h, #"["vip_monthly","vip_monthly"]"#) }]),
+        ], handleCells { iap_subscription_status($0, nil) }), na([.negativeKey], "takes no key"))),
+        EntryPoint(name: "iap_app_transaction", cells: merge(merge([
+            .null: .probes([Probe(label: "NULL bridge", expect: .code(-7)) { _ in iap_app_transaction(nil) }]),
+        ], handleCells { iap_app_transaction($0) }), na([.empty, .invalidUTF8, .huge, .unknownID, .negativeKey, .duplicateKey], "takes only a bridge"))),
+        EntryPoint(name: "iap_manage_subscriptions", cells: merge(merge([
+            .null: .probes([Probe(label: "NULL bridge", expect: .code(-7)) { _ in iap_manage_subscriptions(nil) }]),
+        ], handleCells { iap_manage_subscriptions($0) }), na([.empty, .invalidUTF8, .huge, .unknownID, .negativeKey, .duplicateKey], "takes only a bridge"))),
+        EntryPoint(name: "iap_request_refund", cells: merge([
+            .null: .probes([
+                Probe(label: "transaction_id NULL", expect: .code(-1)) { f in iap_request_refund(f.h, nil) },
+                Probe(label: "NULL bridge", expect: .code(-7)) { _ in iap_request_refund(nil, "1") },
+            ]),
+            .empty: .probes([Probe(label: "\"\"", expect: .code(-2)) { f in iap_request_refund(f.h, "") }]),
+            .invalidUTF8: .probes([Probe(label: "FF FE", expect: .code(-2)) { f in withBytes([0xFF, 0xFE]) { iap_request_refund(f.h, $0) } }]),
+            .huge: .probes([
+                Probe(label: "1 MB", expect: .code(-2)) { f in iap_request_refund(f.h, megabyte) },
+                Probe(label: "above UInt64", expect: .code(-2)) { f in iap_request_refund(f.h, "99999999999999999999") },
+            ]),
+            .unknownID: .probes([Probe(label: "no such transaction (a \"sheet\" with outcome error)", expect: .code(0)) { f in
+                iap_request_refund(f.h, "123") }]),
+            .negativeKey: .probes([Probe(label: "\"-5\"", expect: .code(-2)) { f in iap_request_refund(f.h, "-5") }]),
+        ], handleCells { iap_request_refund($0, "123") }).merging(na([.duplicateKey], "a second request is answered by the store (tested in StoreSheetsTests)")) { x, _ in x }),
+        EntryPoint(name: "iap_redeem_offer_code", cells: merge(merge([
+            .null: .probes([Probe(label: "NULL bridge", expect: .code(-7)) { _ in iap_redeem_offer_code(nil) }]),
+        ], handleCells { iap_redeem_offer_code($0) }), na([.empty, .invalidUTF8, .huge, .unknownID, .negativeKey, .duplicateKey], "takes only a bridge"))),
+        EntryPoint(name: "iap_show_store_messages", cells: merge(merge([
+            .null: .probes([Probe(label: "NULL bridge", expect: .code(-7)) { _ in iap_show_store_messages(nil) }]),
+        ], handleCells { iap_show_store_messages($0) }), na([.empty, .invalidUTF8, .huge, .unknownID, .negativeKey, .duplicateKey], "takes only a bridge"))),
     ] }
 
     static func sim(_ f: Fixture, _ command: String) -> Int32 {
