@@ -58,6 +58,8 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     /// IDs of the last entitlements reported; nil until the "open" list.
     private var lastEntitlementIDs: [String]? = nil
     private let finisher: FinishQueue
+    /// StoreKit messages announced to the coordinator, not shown yet.
+    let messageShelf = MessageShelf()
 
     /// How long a re-delivered transaction may wait for its product's price.
     static let priceLookupLimitMs: Int64 = 3_000
@@ -101,14 +103,18 @@ public final class StoreKitStore: Store, @unchecked Sendable {
                 await self.report(result, .update)
             }
             self.emit(.unfinished(ids))
-            await self.reportRefundsWhileClosed()
+            let groups = await self.reportRefundsWhileClosed()
             let list = await self.entitlements()
             self.lock.withLock { self.lastEntitlementIDs = list.map(\.id) }
             self.emit(.entitlements(list, reason: "open"))
             // Whether the player may pay, and the App Store country.
             let country = await Storefront.current?.countryCode ?? ""
             self.emit(.status(canMakePayments: AppStore.canMakePayments, storefront: country, reason: "open"))
+            // The status of every group the player ever subscribed in.
+            let statuses = await self.statuses(groups: groups)
+            if !statuses.isEmpty { self.emit(.subscriptions(statuses, invalid: [], reason: "open")) }
         }
+        listenForStatusChanges()
         // A storefront change (StoreKit announces it; canMakePayments it
         // does not: that one is read at each open).
         tasks.spawn { [weak self] in
@@ -119,6 +125,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         }
         #if !canImport(StoreKit) || os(iOS)
         if #available(iOS 16.4, *) { listenForPromotedPurchases() }
+        if #available(iOS 16.0, *), OSCheck.atLeast(16, 0) { listenForMessages() }
         #endif
     }
 
@@ -201,12 +208,6 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         tasks.spawn { [self] in emit(.entitlements(await entitlements(), reason: reason)) }
     }
 
-    public func validate(_ request: StoreRequest) throws(IAPError) {
-        throw IAPError(.notSupported, "not supported by the StoreKit backend yet")
-    }
-
-    public func perform(_ request: StoreRequest) {}
-
     public func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue {
         throw IAPError(.notSupported, "iap_simulator drives the simulated store; this bridge uses StoreKit")
     }
@@ -226,7 +227,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
 
     // MARK: Reporting
 
-    private func emit(_ event: StoreEvent) {
+    func emit(_ event: StoreEvent) {
         guard let s = lock.withLock({ stopped ? nil : sink }) else { return }
         s(event)
     }
@@ -401,18 +402,23 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     /// open. Bounded: at most `refundScanLimit` transactions, revocations of
     /// the last `refundScanDays` days; the coordinator drops those it has
     /// delivered already (tombstones).
-    private func reportRefundsWhileClosed() async {
+    /// Returns the subscription groups the scan saw (for the "open" status).
+    @discardableResult
+    private func reportRefundsWhileClosed() async -> [String] {
         let since = Date().addingTimeInterval(-Double(StoreKitStore.refundScanDays) * 86_400)
         var seen = 0
+        var groups: [String] = []
         for await result in Transaction.all {
-            if Task.isCancelled { return }
+            if Task.isCancelled { return groups }
             seen += 1
             if seen > StoreKitStore.refundScanLimit { break }
             let t = result.unsafePayloadValue
+            if let g = t.subscriptionGroupID, !groups.contains(g) { groups.append(g) }
             guard case .verified = result, t.productType == .consumable, let revoked = t.revocationDate, revoked >= since
             else { continue }
             await report(result, .update)
         }
+        return groups
     }
 
     static let refundScanLimit = 2_000

@@ -51,6 +51,8 @@ final class World: @unchecked Sendable {
     private(set) var purchaseCalls: [StandIn.PurchaseCall] = []
     private(set) var productRequests: [[String]] = []
     private(set) var syncCount = 0
+    /// Statuses, sheets, messages, the app transaction (Message.swift).
+    var extras = WorldExtras()
 
     func locked<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
@@ -68,9 +70,10 @@ final class World: @unchecked Sendable {
     // MARK: Reset and launch
 
     func reset() {
-        let (subs, intents, waiting): ([AsyncStream<Result>.Continuation], [AsyncStream<PurchaseIntent>.Continuation],
-                                       [CheckedContinuation<Void, Never>]) = locked {
-            let out = (Array(updateSubscribers.values), Array(intentSubscribers.values), hung.map(\.resume))
+        let (subs, intents, waiting, others): ([AsyncStream<Result>.Continuation], [AsyncStream<PurchaseIntent>.Continuation],
+                                               [CheckedContinuation<Void, Never>], [() -> Void]) = locked {
+            let out = (Array(updateSubscribers.values), Array(intentSubscribers.values), hung.map(\.resume), extras.streams)
+            extras = WorldExtras()
             // nextID keeps counting: an operation left over from before the reset
             // (a finish still queued) must not touch a new transaction with its ID.
             products = [:]; entries = [:]; order = []; script = []; pending = []; hung = []
@@ -84,6 +87,7 @@ final class World: @unchecked Sendable {
         for s in subs { s.finish() }
         for s in intents { s.finish() }
         for c in waiting { c.resume() }
+        for finish in others { finish() }
     }
 
     /// The app is launched again: the next `Transaction.updates` sequence
@@ -92,6 +96,16 @@ final class World: @unchecked Sendable {
     func relaunch(updatesRedeliver: Bool) { locked { launchRedelivery = updatesRedeliver } }
 
     func advanceClock(_ seconds: TimeInterval) { locked { clockOffset += seconds } }
+
+    /// For the other files of the stand-in; called with `lock` held.
+    var clockOffsetLocked: TimeInterval { clockOffset }
+    func productLocked(_ id: String) -> Product? { products[id] }
+    func hasTransactionLocked(_ id: UInt64) -> Bool { entries[id] != nil }
+    /// The latest transaction of a subscription group (by purchase date).
+    func latestLocked(group: String) -> Entry? {
+        order.compactMap { entries[$0] }.filter { $0.transaction.subscriptionGroupID == group }
+            .max { $0.transaction.purchaseDate < $1.transaction.purchaseDate }
+    }
 
     // MARK: Catalog
 

@@ -67,6 +67,13 @@ protocol Backend: Sendable {
     func isFinished(_ transactionID: String, _ b: TestBridge) throws -> Bool
     /// The IDs of every transaction the store ever made.
     func transactionIDs(_ b: TestBridge) throws -> [String]
+    /// The payment method of vip_monthly's subscriber fails and its period
+    /// ends: the group is in billing retry (no grace period).
+    func billingRetry(_ b: TestBridge) throws
+    /// How the player answers the next refund request sheet.
+    func nextRefund(approve: Bool, _ b: TestBridge) throws
+    /// StoreKit has a price-increase consent message for the player.
+    func priceIncreaseMessage(_ b: TestBridge) throws
     /// Returns once the previous launch's store stopped listening.
     func quiet() async
     /// Returns once the store listens to Apple's side (what Apple sends
@@ -79,7 +86,8 @@ extension Backend {
     /// entitlements every open reports once the store's start sweep is done.
     func open(_ env: Env) async throws -> TestBridge {
         await quiet()
-        let config = try self.config(env)
+        var config = try self.config(env)
+        if env.deferStoreMessages { config.storeMessages = .defer }
         let store = FaultyStore(try makeStore(env, config), faults: env.faults)
         let c: Coordinator
         do { c = try Coordinator.open(config: config, store: store) } catch {
@@ -157,6 +165,19 @@ struct SimulatorBackend: Backend {
     func renew(_ transactionID: String, _ b: TestBridge) throws {
         // vip_monthly renews once when its month is over.
         try sim(b, #"{"op":"advance","seconds":\#(32 * 86_400)}"#)
+    }
+
+    func billingRetry(_ b: TestBridge) throws {
+        try sim(b, #"{"op":"billing_issue","productID":"vip_monthly"}"#)
+        try sim(b, #"{"op":"advance","seconds":\#(32 * 86_400)}"#)
+    }
+
+    func nextRefund(approve: Bool, _ b: TestBridge) throws {
+        try sim(b, #"{"op":"sheet_next","sheet":"refund","outcome":"\#(approve ? "approve" : "cancel")"}"#)
+    }
+
+    func priceIncreaseMessage(_ b: TestBridge) throws {
+        try sim(b, #"{"op":"price_increase","productID":"vip_monthly","price":"3.99"}"#)
     }
 
     func transactionIDs(_ b: TestBridge) throws -> [String] {
@@ -255,7 +276,8 @@ struct StoreKitBackend: Backend {
     func launchStandIn(_ env: Env, updatesRedeliver: Bool = true) async throws -> (TestBridge, StoreKitStore) {
         await quiet()
         StandIn.relaunch(updatesRedeliver: updatesRedeliver)
-        let config = try self.config(env)
+        var config = try self.config(env)
+        if env.deferStoreMessages { config.storeMessages = .defer }
         let store = try #require(try StoreKitFactory.make(config) as? StoreKitStore)
         let c = try Coordinator.open(config: config, store: FaultyStore(store, faults: env.faults))
         let b = TestBridge(c)
@@ -273,14 +295,14 @@ struct StoreKitBackend: Backend {
 
     func quiet() async {
         await TestBridge.eventually("the previous launch's listeners gone") {
-            StandIn.updateListeners == 0 && StandIn.intentListeners == 0
+            StandIn.updateListeners == 0 && StandIn.intentListeners == 0 && StandIn.messageListeners == 0
         }
     }
 
     /// The backend's listeners run in tasks that start soon after the open.
     func listening() async {
-        await TestBridge.eventually("the backend listening to Transaction.updates and PurchaseIntent.intents") {
-            StandIn.updateListeners == 1 && StandIn.intentListeners == 1
+        await TestBridge.eventually("the backend listening to Transaction.updates, PurchaseIntent.intents and Message.messages") {
+            StandIn.updateListeners == 1 && StandIn.intentListeners == 1 && StandIn.messageListeners == (SimulatedOS.isAtLeast(16, 0) ? 1 : 0)
         }
     }
 
@@ -318,6 +340,20 @@ struct StoreKitBackend: Backend {
     func renew(_ transactionID: String, _ b: TestBridge) throws {
         let id = try #require(UInt64(transactionID))
         _ = try #require(StandIn.renew(id))
+    }
+
+    func billingRetry(_ b: TestBridge) throws {
+        let group = try #require(StoreKitBackend.catalogProducts().first { $0.id == "vip_monthly" }?.subscription?.subscriptionGroupID)
+        StandIn.setRenewal(group: group, StandIn.Renewal(state: .inBillingRetryPeriod, expirationReason: .billingError,
+                                                         isInBillingRetry: true))
+    }
+
+    func nextRefund(approve: Bool, _ b: TestBridge) throws {
+        StandIn.nextRefundAnswer = approve ? .submit(grant: true) : .userCancelled
+    }
+
+    func priceIncreaseMessage(_ b: TestBridge) throws {
+        StandIn.sendMessage(.priceIncreaseConsent)
     }
 
     func isFinished(_ transactionID: String, _ b: TestBridge) throws -> Bool {

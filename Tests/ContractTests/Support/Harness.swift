@@ -17,6 +17,8 @@ let sampleCatalog = repoRoot + "/samples/catalog/Game.storekit"
 final class Env: @unchecked Sendable {
     let root: String
     let faults = Faults()
+    /// Open bridges with `"storeMessages": "defer"`.
+    var deferStoreMessages = false
     var dataDir: String { root + "/data" }
     var stateDir: String { root + "/appstore" }
 
