@@ -130,6 +130,10 @@ extension SimulatedStore {
                                            error: nil))
             case .sheet(let sheet):
                 let script = sheetScript.removeValue(forKey: sheet.name)
+                if script?.outcome == "hold" {
+                    heldSheet = sheet
+                    return
+                }
                 answerSheetLocked(sheet, script, &out)
             case .showMessages(let ids):
                 for id in ids {

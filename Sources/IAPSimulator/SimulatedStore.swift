@@ -43,6 +43,8 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     var originalApp: (version: String, dateMs: Int64)? = nil
     /// How the next sheet of each kind answers (sheet_next), this session.
     var sheetScript: [String: (outcome: String, productID: String?)] = [:]
+    /// A sheet the player keeps up (sheet_next "hold") until sheet_close.
+    var heldSheet: StoreSheet? = nil
     /// StoreKit messages not shown yet: id -> (reason, group).
     var heldMessages: [String: (reason: String, group: String)] = [:]
     var nextMessageNumber = 1

@@ -6,7 +6,7 @@ enum SimulatorCommands {
     static let ops = ["transactions", "fail_next", "cancel_next", "ask_to_buy", "pending", "approve", "decline",
                       "interrupt_next", "resolve", "refund", "advance", "external_purchase", "forge", "auto_renew",
                       "clock", "entitlements", "promote", "payments_allowed", "storefront", "family_share",
-                      "billing_issue", "billing_resolve", "price_increase", "sheet_next", "app_transaction", "status"]
+                      "billing_issue", "billing_resolve", "price_increase", "sheet_next", "sheet_close", "app_transaction", "status"]
 
     static func run(_ command: JSONValue, on s: SimulatedStore) throws(IAPError) -> JSONValue {
         guard let o = command.objectValue else { throw IAPError(.badJSON, "a simulator command must be a JSON object") }
@@ -139,7 +139,7 @@ enum SimulatorCommands {
                     out.append(.status(canMakePayments: s.paymentsAllowed, storefront: c, reason: "change"))
                 }
                 return ok()
-            case "billing_issue", "billing_resolve", "price_increase", "sheet_next", "app_transaction", "status":
+            case "billing_issue", "billing_resolve", "price_increase", "sheet_next", "sheet_close", "app_transaction", "status":
                 return try SimulatorSubscriptionCommands.run(op, o, on: s, &out)
             default:
                 throw IAPError(.unknownOp, "unknown simulator op \"\(op)\" (known: \(ops.joined(separator: ", ")))")

@@ -59,8 +59,10 @@ enum SimulatorSubscriptionCommands {
             guard let sheet = o["sheet"]?.stringValue, let outcome = o["outcome"]?.stringValue else {
                 throw IAPError(.badJSON, "sheet_next needs \"sheet\" and \"outcome\"")
             }
-            let allowed: [String: [String]] = ["manageSubscriptions": ["dismiss", "cancel"], "refund": ["approve", "decline", "cancel"],
-                                               "offerCode": ["dismiss", "redeem"]]
+            // "hold": the player leaves the sheet up until sheet_close.
+            let allowed: [String: [String]] = ["manageSubscriptions": ["dismiss", "cancel", "hold"],
+                                               "refund": ["approve", "decline", "cancel", "hold"],
+                                               "offerCode": ["dismiss", "redeem", "hold"]]
             guard let outcomes = allowed[sheet] else {
                 throw IAPError(.invalidArgument, "unknown sheet \"\(sheet)\" (manageSubscriptions, refund, offerCode)")
             }
@@ -77,6 +79,12 @@ enum SimulatorSubscriptionCommands {
                 }
             }
             s.sheetScript[sheet] = (outcome, pid)
+            return .object(["ok": .bool(true)])
+        case "sheet_close":
+            // The player closes the sheet a "hold" kept up.
+            guard let sheet = s.heldSheet else { throw IAPError(.notFound, "no sheet is up (sheet_next with outcome \"hold\" keeps one)") }
+            s.heldSheet = nil
+            out.append(.sheet(sheet, outcome: sheet.name == "refund" ? "userCancelled" : "dismissed", message: nil))
             return .object(["ok": .bool(true)])
         case "app_transaction":
             // Sets the version and date the player first got the game (a game

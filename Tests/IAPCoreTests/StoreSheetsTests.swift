@@ -57,16 +57,22 @@ struct StoreSheetsTests {
         let env = TestEnv()
         let b = try env.open()
         _ = b.drain()
-        // The executor has not run the first job yet: its sheet is up.
+        // The player keeps the first sheet up: every other sheet is refused.
+        _ = try b.sim(#"{"op":"sheet_next","sheet":"manageSubscriptions","outcome":"hold"}"#)
         try b.c.showSheet(.manageSubscriptions)
-        do {
-            try b.c.showSheet(.offerCode)
-            // The first may already have answered on the SDK thread.
-            #expect(Self.of(b.drain(), "sheet").count == 2)
-        } catch let e {
-            #expect(e.code == .busy, "\(e)")
-            #expect(Self.of(b.drain(), "sheet").count == 1)
+        #expect(Self.of(b.drain(), "sheet").isEmpty, "still up")
+        for other in [StoreSheet.offerCode, .manageSubscriptions, .refund(transactionID: "1")] {
+            do {
+                try b.c.showSheet(other)
+                Issue.record("\(other.name) opened while a sheet was up")
+            } catch let e {
+                #expect(e.code == .busy && e.message.contains("manageSubscriptions"), "\(e)")
+            }
         }
+        _ = try b.sim(#"{"op":"sheet_close"}"#)
+        let closed = Self.of(b.drain(), "sheet")
+        #expect(closed.count == 1 && closed.first?["outcome"]?.stringValue == "dismissed")
+        #expect(throws: IAPError.self, "nothing up any more") { _ = try b.sim(#"{"op":"sheet_close"}"#) }
         try b.c.showSheet(.offerCode)
         #expect(Self.of(b.drain(), "sheet").first?["sheet"]?.stringValue == "offerCode")
         for bad in ["", "12a", "-5", "1.5", String(repeating: "9", count: 21), "99999999999999999999"] {
