@@ -36,6 +36,9 @@ static class Driver
             ErrorScenario();
             JsonScenario();
             ExampleShopScenario();
+            SubscriptionScenario();
+            StoreMessagesShownScenario();
+            ExampleSubscriptionScenario();
             DomainUnloadScenario();
             PlayModeResetScenario();
         }
@@ -95,9 +98,12 @@ static class Driver
         public readonly List<Message> All = new List<Message>();
         public Inbox(Bridge b) { bridge = b; b.MessageReceived += m => All.Add(m); }
 
-        public T WaitFor<T>(Func<T, bool> wanted, int timeoutMs = 15000) where T : Message
+        /// The first message of type T `wanted` accepts, among all received
+        /// (or those from index `from` on: take `from` = Mark() before the call
+        /// whose answer is wanted).
+        public T WaitFor<T>(Func<T, bool> wanted, int timeoutMs = 15000, int from = 0) where T : Message
         {
-            int seen = 0;
+            int seen = from;
             var until = DateTime.UtcNow.AddMilliseconds(timeoutMs);
             while (true)
             {
@@ -117,12 +123,15 @@ static class Driver
             while (DateTime.UtcNow < until) { if (bridge.DispatchPending() == 0) Thread.Sleep(2); }
         }
 
-        public int Count<T>(Func<T, bool> which) where T : Message
+        public int Count<T>(Func<T, bool> which, int from = 0) where T : Message
         {
             int n = 0;
-            foreach (var m in All) { var t = m as T; if (t != null && which(t)) n++; }
+            for (int i = from; i < All.Count; i++) { var t = All[i] as T; if (t != null && which(t)) n++; }
             return n;
         }
+
+        /// Where the next message will be in All.
+        public int Mark() { bridge.DispatchPending(); return All.Count; }
     }
 
     static bool Finished(Bridge b, string transactionID)
@@ -347,7 +356,7 @@ static class Driver
     static void ExampleShopScenario()
     {
         Prepare("shop");
-        string config = Config("shop");
+        string config = Shop.SimulatorConfig(Path.Combine(root, "shop", "data"), catalog, Path.Combine(root, "shop", "appstore"));
         string savePath = Path.Combine(root, "shop", "save.txt");
 
         using (var shop = new Shop(config, savePath))
@@ -385,10 +394,306 @@ static class Driver
             var inbox = new Inbox(shop.Bridge);
             var again = inbox.WaitFor<PurchaseMessage>(m => m.Key == key);
             var ent = inbox.WaitFor<EntitlementsMessage>(m => m.reason == "open");
+            var status = inbox.WaitFor<SubscriptionMessage>(m => m.reason == "open");
             Check(again != null && shop.Save.Coins == 200 && GameSave.Load(savePath).Coins == 200,
                   "example: a result delivered again after a crash is not granted twice", shop.Save.Coins + " coins");
             Check(Finished(shop.Bridge, txn), "example: ...but it is confirmed, so the store finishes it");
-            Check(ent != null && shop.Vip, "example: VIP status comes back from \"entitlements\" at start");
+            Check(ent != null && status != null && shop.Vip && shop.PaymentHint == null,
+                  "example: VIP status comes back at start (\"entitlements\" and \"subscription\" at open)");
+        }
+    }
+
+    /// The sample catalog with Apple's billing grace period enabled
+    /// (`_billingGracePeriodEnabled`), written under `dir`.
+    static string GraceCatalog(string dir)
+    {
+        string text = File.ReadAllText(catalog);
+        string edited = text.Replace("\"settings\" : {", "\"settings\" : {\n    \"_billingGracePeriodEnabled\" : true,");
+        if (edited == text) throw new Exception("the sample catalog has no \"settings\" : { to edit");
+        string path = Path.Combine(dir, "Grace.storekit");
+        File.WriteAllText(path, edited);
+        return path;
+    }
+
+    static string Sim(Bridge b, string op, string args = "")
+    {
+        return b.Simulator("{\"op\":\"" + op + "\"" + (args.Length > 0 ? "," + args : "") + "}");
+    }
+
+    static string Text(Message m) { return m == null ? "none" : m.json; }
+
+    const long Day = 86400;
+
+    /// Subscription status (none, subscribed, a billing issue in a grace
+    /// period, billing retry, fixed), a StoreKit message held back and shown,
+    /// the manage / refund / offer code sheets and the app transaction, through
+    /// the binding's calls; each refused after Dispose.
+    static void SubscriptionScenario()
+    {
+        Prepare("subs");
+        string dir = Path.Combine(root, "subs");
+        string config = BridgeConfig.Simulator(Path.Combine(dir, "data"), GraceCatalog(dir), Path.Combine(dir, "appstore"),
+                                               StoreMessages.Defer, "3.2");
+        Check(config.Contains(",\"simulator\":{\"stateDir\":") && config.Contains(",\"appVersion\":\"3.2\"}") &&
+              config.EndsWith(",\"storeMessages\":\"defer\"}"), "BridgeConfig.Simulator: appVersion and storeMessages", config);
+        Check(BridgeConfig.StoreKit("/d", StoreMessages.Defer) == "{\"store\":\"storekit\",\"dataDir\":\"/d\",\"storeMessages\":\"defer\"}" &&
+              BridgeConfig.StoreKit("/d") == "{\"store\":\"storekit\",\"dataDir\":\"/d\"}", "BridgeConfig.StoreKit: storeMessages");
+
+        var b = Bridge.Open(config);
+        var inbox = new Inbox(b);
+        inbox.WaitFor<EntitlementsMessage>(m => m.reason == "open");
+
+        // Never subscribed: state none; IDs that are not auto-renewable are "invalid".
+        b.SubscriptionStatus("vip_monthly", "coins_100", "no_such_plan");
+        var none = inbox.WaitFor<SubscriptionMessage>(m => m.reason == "request");
+        Check(none != null && none.groups.Length == 1 && none.groups[0].state == SubscriptionState.None && !none.groups[0].active &&
+              none.groups[0].productID == "" && none.invalid.Length == 2 && none.invalid[0] == "coins_100" && none.invalid[1] == "no_such_plan",
+              "SubscriptionStatus before any purchase: state none, not active; coins_100 and an unknown ID in invalid", Text(none));
+
+        // Subscribe: a "change" with the renewal's date, product and price.
+        int mark = inbox.Mark();
+        long key = b.Buy("vip_monthly", 0);
+        var bought = inbox.WaitFor<PurchaseMessage>(m => m.Key == key, from: mark);
+        if (bought != null) b.Confirm(key);
+        var change = inbox.WaitFor<SubscriptionMessage>(m => m.reason == "change", from: mark);
+        var g = change == null || change.groups.Length == 0 ? null : change.groups[0];
+        Check(bought != null && g != null && g.state == SubscriptionState.Subscribed && g.active && g.willAutoRenew && g.verified &&
+              g.productID == "vip_monthly" && g.transactionID == bought.transactionID && g.renewalProductID == "vip_monthly" &&
+              g.renewalPrice == "2.99" && g.currency == "USD" && g.expiresDate > 0 && g.renewalDate == g.expiresDate &&
+              g.expirationReason == null && g.gracePeriodExpiresDate == 0 && g.priceIncreaseStatus == "noIncreasePending" && !g.HasBillingIssue,
+              "after Buy: a \"subscription\" change, subscribed and active, renewing at 2.99 on its expiry date", Text(change));
+        string group = g == null ? "?" : g.groupID;
+
+        mark = inbox.Mark();
+        b.SubscriptionStatus();
+        var all = inbox.WaitFor<SubscriptionMessage>(m => m.reason == "request", from: mark);
+        Check(all != null && all.groups.Length == 1 && all.Find(group) != null && all.Find(group).state == SubscriptionState.Subscribed &&
+              all.invalid.Length == 0 && all.Find("no_such_group") == null,
+              "SubscriptionStatus() with no IDs: every group the player subscribed in", Text(all));
+
+        // The payment method fails: StoreKit's message is held (storeMessages "defer").
+        mark = inbox.Mark();
+        Sim(b, "billing_issue", "\"productID\":\"vip_monthly\"");
+        var held = inbox.WaitFor<StoreMessage>(m => true, from: mark);
+        Check(held != null && held.IsDeferred && held.reason == "billingIssue" && held.id.Length > 0 &&
+              inbox.Count<StoreMessage>(m => m.state == "shown", mark) == 0,
+              "billing_issue with storeMessages defer: a \"storeMessage\" billingIssue, deferred, nothing shown", Text(held));
+
+        // The renewal date passes: the grace period keeps access, nothing is charged.
+        mark = inbox.Mark();
+        Sim(b, "advance", "\"seconds\":" + 32 * Day);
+        var inGrace = inbox.WaitFor<SubscriptionMessage>(m => m.Find(group) != null && m.Find(group).state == SubscriptionState.InGracePeriod, from: mark);
+        var gg = inGrace == null ? null : inGrace.Find(group);
+        Check(gg != null && gg.active && gg.HasBillingIssue && gg.willAutoRenew && gg.gracePeriodExpiresDate > gg.expiresDate &&
+              inbox.Count<PurchaseMessage>(m => true, mark) == 0,
+              "32 days later: inGracePeriod, still active, grace ends after the period did, no renewal charged", Text(inGrace));
+
+        // The game shows the held message at a calm moment; once.
+        mark = inbox.Mark();
+        b.ShowStoreMessages();
+        var shown = inbox.WaitFor<StoreMessage>(m => m.state == "shown", from: mark);
+        Check(shown != null && held != null && shown.id == held.id && shown.reason == "billingIssue" && !shown.IsDeferred,
+              "ShowStoreMessages: the held message, state shown", Text(shown));
+        mark = inbox.Mark();
+        b.ShowStoreMessages();
+        inbox.Pump(200);
+        Check(inbox.Count<StoreMessage>(m => true, mark) == 0, "ShowStoreMessages again: nothing (a message is shown once)");
+
+        // The grace period ends unpaid: billing retry, no access.
+        mark = inbox.Mark();
+        Sim(b, "advance", "\"seconds\":" + 20 * Day);
+        var retry = inbox.WaitFor<SubscriptionMessage>(m => m.Find(group) != null && m.Find(group).state == SubscriptionState.InBillingRetryPeriod, from: mark);
+        var rg = retry == null ? null : retry.Find(group);
+        Check(rg != null && !rg.active && rg.HasBillingIssue && rg.willAutoRenew,
+              "20 days later: inBillingRetryPeriod, not active, Apple still trying", Text(retry));
+
+        // The player fixes the payment method: a renewal "7" and subscribed again.
+        mark = inbox.Mark();
+        Sim(b, "billing_resolve", "\"productID\":\"vip_monthly\"");
+        var renewal = inbox.WaitFor<PurchaseMessage>(m => m.productID == "vip_monthly" && m.origin == "store", from: mark);
+        if (renewal != null) b.Confirm(renewal.Key);
+        var back = inbox.WaitFor<SubscriptionMessage>(m => m.Find(group) != null && m.Find(group).state == SubscriptionState.Subscribed, from: mark);
+        Check(renewal != null && renewal.IsSuccess && renewal.Key < 0 && back != null && back.Find(group).active &&
+              back.Find(group).gracePeriodExpiresDate == 0 && back.Find(group).transactionID == renewal.transactionID,
+              "billing_resolve: a store-initiated renewal \"7\", subscribed and active again", Text(renewal) + " " + Text(back));
+
+        // Manage subscriptions: the player turns auto-renew off.
+        Sim(b, "sheet_next", "\"sheet\":\"manageSubscriptions\",\"outcome\":\"cancel\",\"productID\":\"vip_monthly\"");
+        mark = inbox.Mark();
+        b.ManageSubscriptions();
+        var manage = inbox.WaitFor<SheetMessage>(m => true, from: mark);
+        var off = inbox.WaitFor<SubscriptionMessage>(m => m.Find(group) != null && !m.Find(group).willAutoRenew, from: mark);
+        Check(manage != null && manage.sheet == SheetKind.ManageSubscriptions && manage.outcome == SheetOutcome.Dismissed &&
+              manage.transactionID == null, "ManageSubscriptions: a \"sheet\" manageSubscriptions, dismissed", Text(manage));
+        Check(off != null && off.Find(group).state == SubscriptionState.Subscribed && off.Find(group).active &&
+              off.Find(group).expirationReason == "autoRenewDisabled" && off.Find(group).renewalDate == 0 && off.Find(group).renewalPrice == null,
+              "...auto-renew turned off in it: still subscribed, expirationReason autoRenewDisabled, no renewal", Text(off));
+
+        // Refund: cancelled by the player, then submitted and granted ("revoked").
+        long adsKey = b.Buy("remove_ads", 0);
+        var ads = inbox.WaitFor<PurchaseMessage>(m => m.Key == adsKey);
+        string txn = ads == null ? "0" : ads.transactionID;
+        if (ads != null) b.Confirm(adsKey);
+        Sim(b, "sheet_next", "\"sheet\":\"refund\",\"outcome\":\"cancel\"");
+        mark = inbox.Mark();
+        b.RequestRefund(txn);
+        var cancelled = inbox.WaitFor<SheetMessage>(m => true, from: mark);
+        inbox.Pump(100);
+        Check(cancelled != null && cancelled.sheet == SheetKind.Refund && cancelled.outcome == SheetOutcome.UserCancelled &&
+              cancelled.transactionID == txn && inbox.Count<RevokedMessage>(m => true, mark) == 0,
+              "RequestRefund, the player cancels: \"sheet\" refund userCancelled, nothing revoked", Text(cancelled));
+        mark = inbox.Mark();
+        b.RequestRefund(txn);
+        var submitted = inbox.WaitFor<SheetMessage>(m => true, from: mark);
+        var revoked = inbox.WaitFor<RevokedMessage>(m => m.transactionID == txn, from: mark);
+        Check(submitted != null && submitted.outcome == SheetOutcome.Success && submitted.transactionID == txn,
+              "RequestRefund: \"sheet\" refund success for the transaction", Text(submitted));
+        Check(revoked != null && revoked.productID == "remove_ads" && revoked.reason == "refunded",
+              "...and Apple's refund arrives as a \"revoked\" to take back and confirm", Text(revoked));
+        if (revoked != null) b.Confirm(revoked.Key);
+        mark = inbox.Mark();
+        b.RequestRefund("123");
+        var unknown = inbox.WaitFor<SheetMessage>(m => true, from: mark);
+        Check(unknown != null && unknown.outcome == SheetOutcome.Error && unknown.message.Contains("123"),
+              "RequestRefund of a transaction the player does not have: outcome error, with a message", Text(unknown));
+        Expect(ErrorCode.InvalidArg, "RequestRefund(\"12a\"): IAP_E_INVALID_ARG", () => b.RequestRefund("12a"));
+        Expect(ErrorCode.NullArg, "RequestRefund(null): IAP_E_NULL_ARG", () => b.RequestRefund(null));
+        Expect(ErrorCode.InvalidArg, "SubscriptionStatus(\"\"): IAP_E_INVALID_ARG", () => b.SubscriptionStatus(""));
+        Expect(ErrorCode.BadJson, "SubscriptionStatus with a null ID: IAP_E_BAD_JSON", () => b.SubscriptionStatus("vip_monthly", null));
+
+        // One sheet at a time. Whether the first is still up when the second is
+        // asked for depends on the SDK thread, so either outcome is checked.
+        mark = inbox.Mark();
+        b.ManageSubscriptions();
+        int busy = 0;
+        try { b.RedeemOfferCode(); }
+        catch (BridgeException e) { busy = e.Code == ErrorCode.Busy ? 1 : -1; }
+        inbox.Pump(300);
+        int sheets = inbox.Count<SheetMessage>(m => true, mark);
+        Check(busy == 1 ? sheets == 1 : busy == 0 && sheets == 2,
+              "a second sheet: IAP_E_BUSY while the first is up, else both answer (" +
+              (busy == 1 ? "it was up: IAP_E_BUSY" : "the first had answered") + ")", busy + " / " + sheets + " sheets");
+
+        // An offer code redeemed: a store-initiated "7", granted and confirmed like any.
+        Sim(b, "sheet_next", "\"sheet\":\"offerCode\",\"outcome\":\"redeem\",\"productID\":\"coins_100\"");
+        mark = inbox.Mark();
+        b.RedeemOfferCode();
+        var code = inbox.WaitFor<PurchaseMessage>(m => m.productID == "coins_100", from: mark);
+        var codeSheet = inbox.WaitFor<SheetMessage>(m => true, from: mark);
+        Check(code != null && code.IsSuccess && code.origin == "store" && code.Key < 0 && codeSheet != null &&
+              codeSheet.sheet == SheetKind.OfferCode && codeSheet.outcome == SheetOutcome.Dismissed,
+              "RedeemOfferCode, a code redeemed: a \"7\" with origin store, then \"sheet\" offerCode dismissed", Text(code) + " " + Text(codeSheet));
+        if (code != null) b.Confirm(code.Key);
+
+        // The app transaction: the version the simulated player first got, then one set by the op.
+        mark = inbox.Mark();
+        b.AppTransaction();
+        var app = inbox.WaitFor<AppTransactionMessage>(m => true, from: mark);
+        Check(app != null && app.error == null && app.verified && app.originalAppVersion == "3.2" && app.appVersion == "3.2" &&
+              app.environment == "simulator" && app.originalPurchaseDate > 0,
+              "AppTransaction: an \"app\" with the configured appVersion, verified", Text(app));
+        Sim(b, "app_transaction", "\"originalAppVersion\":\"1.0\",\"purchaseDate\":1500000000000");
+        mark = inbox.Mark();
+        b.AppTransaction();
+        var early = inbox.WaitFor<AppTransactionMessage>(m => true, from: mark);
+        Check(early != null && early.originalAppVersion == "1.0" && early.originalPurchaseDate == 1500000000000 && early.appVersion == "3.2",
+              "app_transaction op: the player first got 1.0 (in 2017); the running version stays 3.2", Text(early));
+
+        b.Dispose();
+        Expect(ErrorCode.Closed, "SubscriptionStatus after Dispose: IAP_E_CLOSED", () => b.SubscriptionStatus());
+        Expect(ErrorCode.Closed, "AppTransaction after Dispose: IAP_E_CLOSED", () => b.AppTransaction());
+        Expect(ErrorCode.Closed, "ManageSubscriptions after Dispose: IAP_E_CLOSED", () => b.ManageSubscriptions());
+        Expect(ErrorCode.Closed, "RequestRefund after Dispose: IAP_E_CLOSED", () => b.RequestRefund(txn));
+        Expect(ErrorCode.Closed, "RedeemOfferCode after Dispose: IAP_E_CLOSED", () => b.RedeemOfferCode());
+        Expect(ErrorCode.Closed, "ShowStoreMessages after Dispose: IAP_E_CLOSED", () => b.ShowStoreMessages());
+    }
+
+    /// The default ("storeMessages": "show"): StoreKit's message is shown at
+    /// once, never deferred; ShowStoreMessages has nothing to show.
+    static void StoreMessagesShownScenario()
+    {
+        Prepare("shown");
+        using (var b = Bridge.Open(Config("shown")))
+        {
+            var inbox = new Inbox(b);
+            long key = b.Buy("vip_monthly", 0);
+            var r = inbox.WaitFor<PurchaseMessage>(m => m.Key == key);
+            if (r != null) b.Confirm(key);
+            int mark = inbox.Mark();
+            Sim(b, "billing_issue", "\"productID\":\"vip_monthly\"");
+            var m1 = inbox.WaitFor<StoreMessage>(m => true, from: mark);
+            b.ShowStoreMessages();
+            inbox.Pump(200);
+            Check(m1 != null && m1.state == "shown" && m1.reason == "billingIssue" && inbox.Count<StoreMessage>(m => true, mark) == 1,
+                  "storeMessages show (default): the billing issue's message shown at once, once", Text(m1));
+        }
+    }
+
+    /// The example's subscription features (Shop.cs): premium for early
+    /// buyers, VIP kept through a grace period with a payment hint, StoreKit
+    /// messages held until the menu, the manage and offer code sheets.
+    static void ExampleSubscriptionScenario()
+    {
+        Prepare("shop-vip");
+        string dir = Path.Combine(root, "shop-vip");
+        string config = Shop.SimulatorConfig(Path.Combine(dir, "data"), GraceCatalog(dir), Path.Combine(dir, "appstore"));
+        string savePath = Path.Combine(dir, "save.txt");
+        Check(Shop.VersionBefore("1.9.3", "2.0") && Shop.VersionBefore("2", "2.0.1") && !Shop.VersionBefore("2.0", "2.0") &&
+              !Shop.VersionBefore("10.0", "9.1") && Shop.VersionBefore("9.1", "10.0"), "example: VersionBefore compares number by number");
+
+        using (var shop = new Shop(config, savePath))
+        {
+            var inbox = new Inbox(shop.Bridge);
+            var app = inbox.WaitFor<AppTransactionMessage>(m => true);
+            Check(app != null && app.originalAppVersion == Shop.SimulatedGameVersion && !shop.Save.Premium,
+                  "example: a player who first got version 2.1 (free) has no premium unlock", Text(app));
+            Sim(shop.Bridge, "app_transaction", "\"originalAppVersion\":\"1.4\"");
+            shop.CheckPremium();
+            Until(shop, () => shop.Save.Premium);
+            Check(shop.Save.Premium && GameSave.Load(savePath).Premium, "example: a player who first got 1.4 (paid) gets premium, saved", shop.Status);
+
+            shop.Buy("vip_monthly");
+            Until(shop, () => shop.Vip);
+            Sim(shop.Bridge, "billing_issue", "\"productID\":\"vip_monthly\"");
+            Until(shop, () => shop.StoreMessagesWaiting == 1);
+            Check(shop.StoreMessagesWaiting == 1 && inbox.Count<StoreMessage>(m => m.state == "shown") == 0,
+                  "example: the billing issue's StoreKit message waits for the menu", shop.StoreMessagesWaiting + " waiting");
+            Sim(shop.Bridge, "advance", "\"seconds\":" + 32 * Day);
+            Until(shop, () => shop.PaymentHint != null);
+            Check(shop.Vip && shop.PaymentHint != null && shop.PaymentHint.Contains("keep VIP"),
+                  "example: VIP kept in the billing grace period, with a fix-your-payment hint", shop.PaymentHint ?? "no hint");
+            int mark = inbox.Mark();
+            shop.ShowStoreMessages();
+            var shown = inbox.WaitFor<StoreMessage>(m => m.state == "shown", from: mark);
+            Check(shown != null && shop.StoreMessagesWaiting == 0, "example: the menu shows the held message", Text(shown));
+            Sim(shop.Bridge, "advance", "\"seconds\":" + 20 * Day);
+            Until(shop, () => !shop.Vip);
+            Check(!shop.Vip && shop.PaymentHint != null && shop.PaymentHint.Contains("paused"),
+                  "example: billing retry after the grace period: VIP paused, the hint says so", shop.PaymentHint ?? "no hint");
+
+            mark = inbox.Mark();
+            shop.ManageSubscription();
+            var sheet = inbox.WaitFor<SheetMessage>(m => true, from: mark);
+            Check(sheet != null && sheet.sheet == SheetKind.ManageSubscriptions && shop.Status == "Back in the game.",
+                  "example: Manage subscription opens the sheet; closed, back in the game", shop.Status);
+            long coins = shop.Save.Coins;
+            Sim(shop.Bridge, "sheet_next", "\"sheet\":\"offerCode\",\"outcome\":\"redeem\",\"productID\":\"coins_100\"");
+            shop.RedeemOfferCode();
+            Until(shop, () => shop.Save.Coins == coins + 100);
+            Check(shop.Save.Coins == coins + 100 && GameSave.Load(savePath).Coins == coins + 100,
+                  "example: an offer code's coins are granted from its \"7\" and saved", shop.Status);
+        }
+
+        // Next start: the status at open says VIP is still paused.
+        using (var shop = new Shop(config, savePath))
+        {
+            var inbox = new Inbox(shop.Bridge);
+            var open = inbox.WaitFor<SubscriptionMessage>(m => m.reason == "open");
+            inbox.WaitFor<EntitlementsMessage>(m => m.reason == "open");
+            Check(open != null && !shop.Vip && shop.PaymentHint != null && shop.Save.Premium,
+                  "example: at the next start VIP is still paused (\"subscription\" at open); premium stays", Text(open));
+            inbox.Pump(200);
+            Check(inbox.Count<AppTransactionMessage>(m => true) == 0, "example: premium already saved: the app transaction is not asked again");
         }
     }
 

@@ -5,6 +5,7 @@
 //   bridge.RequestProducts("coins_100", "remove_ads");
 //   void Update() { bridge.DispatchPending(); }      // every frame, on the main thread
 //   long key = bridge.Buy("coins_100", clickMs);     // the result arrives as a "7"
+//   bridge.SubscriptionReceived += s => { var g = s.Find(vipGroupId); if (g != null) vip = g.active; };
 //   bridge.Dispose();                                 // OnDestroy / OnApplicationQuit
 //
 // Threads: every method may be called from any thread. Events are raised by
@@ -44,6 +45,17 @@ namespace IAPBridge
         public event Action<RevokedMessage> RevokedReceived;
         public event Action<ErrorMessage> ErrorReceived;
         public event Action<OutboxDamagedMessage> OutboxDamagedReceived;
+        /// "subscription": the status of subscription groups (at open, on
+        /// SubscriptionStatus, on change).
+        public event Action<SubscriptionMessage> SubscriptionReceived;
+        /// "app": the answer to AppTransaction.
+        public event Action<AppTransactionMessage> AppTransactionReceived;
+        /// "sheet": a sheet the game opened (ManageSubscriptions, RequestRefund,
+        /// RedeemOfferCode) was closed.
+        public event Action<SheetMessage> SheetClosed;
+        /// "storeMessage": StoreKit has a message for the player (shown, or
+        /// deferred until ShowStoreMessages).
+        public event Action<StoreMessage> StoreMessageReceived;
 
         /// Where the binding reports what it cannot throw (an exception in an
         /// onSdkThread hook) and, once, a missing native library. Unity: the
@@ -114,14 +126,17 @@ namespace IAPBridge
         /// Asks for product information; the answer arrives as ProductsReceived ("999").
         public void RequestProducts(params string[] ids)
         {
-            string json = null;
-            if (ids != null)
-            {
-                var parts = new string[ids.Length];
-                for (int i = 0; i < ids.Length; i++) parts[i] = Json.Quote(ids[i]);
-                json = "[" + string.Join(",", parts) + "]";
-            }
-            Check(Native.iap_request_products(Live(), Utf8.ToNative(json, "product IDs")));
+            Check(Native.iap_request_products(Live(), Utf8.ToNative(JsonArray(ids), "product IDs")));
+        }
+
+        /// ["a","b"] for {"a", "b"}; null for null. A null ID becomes JSON null,
+        /// which the library refuses (IAP_E_BAD_JSON).
+        private static string JsonArray(string[] ids)
+        {
+            if (ids == null) return null;
+            var parts = new string[ids.Length];
+            for (int i = 0; i < ids.Length; i++) parts[i] = Json.Quote(ids[i]);
+            return "[" + string.Join(",", parts) + "]";
         }
 
         /// Starts a purchase. `clickMs` is the time of the player's click in
@@ -160,6 +175,67 @@ namespace IAPBridge
         public void Restore()
         {
             Check(Native.iap_restore(Live()));
+        }
+
+        // ---- Subscriptions, the app transaction, sheets, StoreKit messages ----
+        // Each returns at once; the answer is a message. None needs a Confirm.
+        // On a store or OS without the feature they throw NotSupported.
+
+        /// Asks for the status of the subscription groups of these products;
+        /// no IDs (or null): every group the player ever subscribed in. One
+        /// SubscriptionReceived (reason "request") answers: per group its
+        /// state (subscribed, inGracePeriod, inBillingRetryPeriod, expired,
+        /// revoked, none) and `active` (grant the content). IDs that are not
+        /// auto-renewable subscriptions are listed in `invalid`.
+        public void SubscriptionStatus(params string[] productIds)
+        {
+            string json = productIds == null || productIds.Length == 0 ? null : JsonArray(productIds);
+            Check(Native.iap_subscription_status(Live(), Utf8.ToNative(json, "product IDs")));
+        }
+
+        /// Asks for the app transaction: the version and date the player first
+        /// got the game (a game that went from paid to free grants early buyers
+        /// what they paid for). AppTransactionReceived answers.
+        public void AppTransaction()
+        {
+            Check(Native.iap_app_transaction(Live()));
+        }
+
+        /// Opens the App Store's subscription management sheet (cancel, change
+        /// plan). SheetClosed follows when the player closes it; changes arrive
+        /// as SubscriptionReceived and EntitlementsReceived. One sheet at a
+        /// time: Busy while another is up.
+        public void ManageSubscriptions()
+        {
+            Check(Native.iap_manage_subscriptions(Live()));
+        }
+
+        /// Opens the refund request sheet for a purchase (the transactionID of
+        /// its PurchaseMessage). SheetClosed follows with outcome "success"
+        /// (submitted: a granted refund arrives later as RevokedReceived),
+        /// "userCancelled" or "error". Busy while another sheet is up;
+        /// InvalidArg for an ID that is not decimal digits.
+        public void RequestRefund(string transactionId)
+        {
+            Check(Native.iap_request_refund(Live(), Utf8.ToNative(transactionId, "transactionId")));
+        }
+
+        /// Opens the offer code redemption sheet (iOS 16+). SheetClosed follows;
+        /// a redeemed code's purchase arrives as a PurchaseReceived with origin
+        /// "store" (grant and confirm it like any). Busy while another sheet is up.
+        public void RedeemOfferCode()
+        {
+            Check(Native.iap_redeem_offer_code(Live()));
+        }
+
+        /// Shows the StoreKit messages held back by "storeMessages": "defer"
+        /// (BridgeConfig's StoreMessages.Defer): call it at a moment that does
+        /// not interrupt play (a menu, between levels). Each shown message
+        /// raises StoreMessageReceived with state "shown"; nothing held,
+        /// nothing happens.
+        public void ShowStoreMessages()
+        {
+            Check(Native.iap_show_store_messages(Live()));
         }
 
         /// Waits until every confirm so far is on disk and its transaction
@@ -224,6 +300,10 @@ namespace IAPBridge
             else if (m is RevokedMessage) { var h = RevokedReceived; if (h != null) h((RevokedMessage)m); }
             else if (m is ErrorMessage) { var h = ErrorReceived; if (h != null) h((ErrorMessage)m); }
             else if (m is OutboxDamagedMessage) { var h = OutboxDamagedReceived; if (h != null) h((OutboxDamagedMessage)m); }
+            else if (m is SubscriptionMessage) { var h = SubscriptionReceived; if (h != null) h((SubscriptionMessage)m); }
+            else if (m is AppTransactionMessage) { var h = AppTransactionReceived; if (h != null) h((AppTransactionMessage)m); }
+            else if (m is SheetMessage) { var h = SheetClosed; if (h != null) h((SheetMessage)m); }
+            else if (m is StoreMessage) { var h = StoreMessageReceived; if (h != null) h((StoreMessage)m); }
         }
 
         /// Switches delivery to the SDK's callback (enabled) or back to polling.

@@ -23,7 +23,9 @@ namespace IAPBridge
         public const int InvalidHandle = -7;
         /// The bridge was closed (Dispose).
         public const int Closed = -8;
-        /// dataDir or stateDir is used by another open bridge (this process or another).
+        /// dataDir or stateDir is used by another open bridge (this process or
+        /// another); ManageSubscriptions, RequestRefund, RedeemOfferCode: another
+        /// sheet is still up (wait for its SheetClosed).
         public const int Busy = -9;
         /// Buy: the store does not sell this product ID.
         public const int UnknownProduct = -10;
@@ -31,7 +33,8 @@ namespace IAPBridge
         public const int DuplicateKey = -11;
         /// Confirm: no unconfirmed result has this key (harmless after a double confirm).
         public const int UnknownKey = -12;
-        /// Not available on this store (Simulator on StoreKit, StoreKit on Linux).
+        /// Not available on this store (Simulator on StoreKit, StoreKit on Linux),
+        /// or the store or OS lacks the feature (e.g. RedeemOfferCode below iOS 16).
         public const int NotSupported = -13;
         /// Simulator: unknown "op".
         public const int UnknownOp = -14;

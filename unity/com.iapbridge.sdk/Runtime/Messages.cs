@@ -26,6 +26,43 @@ namespace IAPBridge
         public const string Promoted = "promoted";
         public const string Store = "store";
         public const string Unvouched = "unvouched";
+        public const string Subscription = "subscription";
+        public const string AppTransaction = "app";
+        public const string Sheet = "sheet";
+        public const string StoreMessage = "storeMessage";
+    }
+
+    /// The "state" of a subscription group (StoreKit's RenewalState).
+    public static class SubscriptionState
+    {
+        public const string Subscribed = "subscribed";
+        /// The renewal could not be charged; the player keeps access until
+        /// gracePeriodExpiresDate (where the app enabled a grace period).
+        public const string InGracePeriod = "inGracePeriod";
+        /// The renewal could not be charged; Apple keeps trying, no access.
+        public const string InBillingRetryPeriod = "inBillingRetryPeriod";
+        public const string Expired = "expired";
+        public const string Revoked = "revoked";
+        /// The player never subscribed in this group.
+        public const string None = "none";
+    }
+
+    /// The "sheet" of a "sheet" message.
+    public static class SheetKind
+    {
+        public const string ManageSubscriptions = "manageSubscriptions";
+        public const string Refund = "refund";
+        public const string OfferCode = "offerCode";
+    }
+
+    /// The "outcome" of a "sheet" message.
+    public static class SheetOutcome
+    {
+        public const string Dismissed = "dismissed";
+        /// Refund: the request was submitted (a granted refund arrives later as "revoked").
+        public const string Success = "success";
+        public const string UserCancelled = "userCancelled";
+        public const string Error = "error";
     }
 
     /// The "result" of a "7" message.
@@ -70,6 +107,10 @@ namespace IAPBridge
                 case MessageType.Promoted: m = PromotedMessage.From(o); break;
                 case MessageType.Store: m = StoreStatusMessage.From(o); break;
                 case MessageType.Unvouched: m = UnvouchedMessage.From(o); break;
+                case MessageType.Subscription: m = SubscriptionMessage.From(o); break;
+                case MessageType.AppTransaction: m = AppTransactionMessage.From(o); break;
+                case MessageType.Sheet: m = SheetMessage.From(o); break;
+                case MessageType.StoreMessage: m = StoreMessage.From(o); break;
                 default: m = new Message(); break;
             }
             m.type = o.Str("type") ?? "";
@@ -385,6 +426,167 @@ namespace IAPBridge
                 key = o.Str("key"), productID = o.Str("productID"),
                 transactionID = o.Str("transactionID"), reason = o.Str("reason"),
             };
+        }
+    }
+
+    /// "subscription": the status of subscription groups. At open (the groups
+    /// the player ever subscribed in), in answer to SubscriptionStatus, and
+    /// when a group's status changes (only the groups that changed).
+    /// Informational: no confirm.
+    [Serializable]
+    public class SubscriptionMessage : Message
+    {
+        /// "open", "request" or "change".
+        public string reason;
+        public SubscriptionGroupStatus[] groups;
+        /// Requested product IDs that are unknown or not auto-renewable subscriptions.
+        public string[] invalid;
+
+        /// The status of this group, or null when the message does not carry it
+        /// (a "change" lists only the groups that changed: keep what you knew).
+        public SubscriptionGroupStatus Find(string groupID)
+        {
+            foreach (var g in groups) if (g.groupID == groupID) return g;
+            return null;
+        }
+
+        internal static SubscriptionMessage From(JsonObject o)
+        {
+            var list = new List<SubscriptionGroupStatus>();
+            foreach (object e in o.Arr("groups")) list.Add(SubscriptionGroupStatus.From(new JsonObject(e)));
+            return new SubscriptionMessage { reason = o.Str("reason"), groups = list.ToArray(), invalid = o.Strings("invalid") };
+        }
+    }
+
+    /// One group of a "subscription" message.
+    [Serializable]
+    public class SubscriptionGroupStatus
+    {
+        public string groupID;
+        /// A SubscriptionState: subscribed, inGracePeriod, inBillingRetryPeriod,
+        /// expired, revoked, none.
+        public string state;
+        /// Grant the subscription's content: verified and subscribed, or in a
+        /// billing grace period.
+        public bool active;
+        /// The product of the group's latest transaction ("" for none).
+        public string productID;
+        public string transactionID;
+        public string originalTransactionID;
+        /// Milliseconds since 1970; 0 when there is none. expiresDate: end of
+        /// the current period; gracePeriodExpiresDate: end of the grace period
+        /// while in one; renewalDate: when the next renewal is due, while it
+        /// will renew.
+        public long expiresDate;
+        public long gracePeriodExpiresDate;
+        public long renewalDate;
+        public bool willAutoRenew;
+        /// Why it expired or will not renew: "autoRenewDisabled", "billingError",
+        /// "didNotConsentToPriceIncrease", "productUnavailable", "unknown";
+        /// null while it will renew.
+        public string expirationReason;
+        /// What the next renewal buys (a downgrade takes effect then) and costs
+        /// (decimal string); null when it will not renew.
+        public string renewalProductID;
+        public string renewalPrice;
+        public string currency;
+        /// "noIncreasePending", "pending" (the player has not agreed yet) or "agreed".
+        public string priceIncreaseStatus;
+        /// False when the store's signature did not verify: do not trust the state.
+        public bool verified;
+
+        /// The renewal failed to charge (grace period or billing retry): ask the
+        /// player to fix their payment method (ManageSubscriptions).
+        public bool HasBillingIssue
+        {
+            get { return state == SubscriptionState.InGracePeriod || state == SubscriptionState.InBillingRetryPeriod; }
+        }
+
+        internal static SubscriptionGroupStatus From(JsonObject o)
+        {
+            return new SubscriptionGroupStatus
+            {
+                groupID = o.Str("groupID"), state = o.Str("state"), active = o.Bool("active"),
+                productID = o.Str("productID"), transactionID = o.Str("transactionID"),
+                originalTransactionID = o.Str("originalTransactionID"), expiresDate = o.Long("expiresDate"),
+                gracePeriodExpiresDate = o.Long("gracePeriodExpiresDate"), renewalDate = o.Long("renewalDate"),
+                willAutoRenew = o.Bool("willAutoRenew"), expirationReason = o.Str("expirationReason"),
+                renewalProductID = o.Str("renewalProductID"), renewalPrice = o.Str("renewalPrice"),
+                currency = o.Str("currency"), priceIncreaseStatus = o.Str("priceIncreaseStatus"),
+                verified = o.Bool("verified"),
+            };
+        }
+    }
+
+    /// "app": the app transaction, the answer to AppTransaction: the version
+    /// and date the player first got the game. Informational: no confirm.
+    [Serializable]
+    public class AppTransactionMessage : Message
+    {
+        /// The version the player first got (on iOS the build number, CFBundleVersion).
+        public string originalAppVersion;
+        /// Milliseconds since 1970.
+        public long originalPurchaseDate;
+        /// The version running now.
+        public string appVersion;
+        public string environment;
+        /// False when the store's signature did not verify: grant nothing on it.
+        public bool verified;
+        /// Set (and the fields above empty) when the store could not tell.
+        public string error;
+
+        internal static AppTransactionMessage From(JsonObject o)
+        {
+            return new AppTransactionMessage
+            {
+                originalAppVersion = o.Str("originalAppVersion"), originalPurchaseDate = o.Long("originalPurchaseDate"),
+                appVersion = o.Str("appVersion"), environment = o.Str("environment"), verified = o.Bool("verified"),
+                error = o.Str("error"),
+            };
+        }
+    }
+
+    /// "sheet": a system sheet the game opened was closed. Informational: no confirm.
+    [Serializable]
+    public class SheetMessage : Message
+    {
+        /// SheetKind.ManageSubscriptions, SheetKind.Refund or SheetKind.OfferCode.
+        public string sheet;
+        /// SheetOutcome.Dismissed (manage, offer code), SheetOutcome.Success or
+        /// SheetOutcome.UserCancelled (refund), SheetOutcome.Error (with `message`).
+        public string outcome;
+        /// Refund only: the transaction the request was for.
+        public string transactionID;
+        public string message;
+
+        internal static SheetMessage From(JsonObject o)
+        {
+            return new SheetMessage
+            {
+                sheet = o.Str("sheet"), outcome = o.Str("outcome"),
+                transactionID = o.Str("transactionID"), message = o.Str("message"),
+            };
+        }
+    }
+
+    /// "storeMessage": StoreKit has a message for the player (a billing issue,
+    /// consent to a subscription price increase). With "storeMessages":
+    /// "defer" it arrives first with state "deferred" and waits for
+    /// ShowStoreMessages, then again with state "shown". Informational: no confirm.
+    [Serializable]
+    public class StoreMessage : Message
+    {
+        public string id;
+        /// "billingIssue", "priceIncreaseConsent", "winBackOffer" or "generic".
+        public string reason;
+        /// "deferred" or "shown".
+        public string state;
+
+        public bool IsDeferred { get { return state == "deferred"; } }
+
+        internal static StoreMessage From(JsonObject o)
+        {
+            return new StoreMessage { id = o.Str("id"), reason = o.Str("reason"), state = o.Str("state") };
         }
     }
 

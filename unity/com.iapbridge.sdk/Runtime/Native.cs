@@ -77,6 +77,27 @@ namespace IAPBridge
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int iap_flush(IntPtr bridge);
+
+        // Subscriptions, the app transaction, sheets, StoreKit messages (1.1).
+
+        /// productIdsJson null: every group the player ever subscribed in.
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_subscription_status(IntPtr bridge, byte[] productIdsJson);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_app_transaction(IntPtr bridge);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_manage_subscriptions(IntPtr bridge);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_request_refund(IntPtr bridge, byte[] transactionId);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_redeem_offer_code(IntPtr bridge);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_show_store_messages(IntPtr bridge);
     }
 }
 

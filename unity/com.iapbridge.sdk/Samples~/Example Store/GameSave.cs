@@ -16,6 +16,8 @@ namespace IAPBridge.Example
     {
         public long Coins;
         public bool RemoveAds;
+        /// The premium unlock of players who bought the game while it was paid.
+        public bool Premium;
         private readonly HashSet<long> granted = new HashSet<long>();
         private readonly string path;
 
@@ -33,6 +35,7 @@ namespace IAPBridge.Example
                 if (!long.TryParse(f[1], NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out v)) continue;
                 if (f[0] == "coins") s.Coins = v;
                 else if (f[0] == "removeAds") s.RemoveAds = v != 0;
+                else if (f[0] == "premium") s.Premium = v != 0;
                 else if (f[0] == "granted") s.granted.Add(v);
             }
             return s;
@@ -50,6 +53,7 @@ namespace IAPBridge.Example
             {
                 w.WriteLine("coins " + Coins.ToString(CultureInfo.InvariantCulture));
                 w.WriteLine("removeAds " + (RemoveAds ? 1 : 0));
+                w.WriteLine("premium " + (Premium ? 1 : 0));
                 foreach (long k in granted) w.WriteLine("granted " + k.ToString(CultureInfo.InvariantCulture));
                 w.Flush();
                 f.Flush(true);

@@ -12,6 +12,7 @@ public class IAPStoreExample : MonoBehaviour
 {
     private Shop shop;
     private string failure;
+    private bool menuOpen;
 
     private void Start()
     {
@@ -34,9 +35,9 @@ public class IAPStoreExample : MonoBehaviour
     {
 #if UNITY_EDITOR || !(UNITY_IOS || UNITY_TVOS || UNITY_STANDALONE_OSX)
         // Editor and desktop: the simulated App Store, reading the sample catalog.
-        return BridgeConfig.Simulator(Path.Combine(root, "iap"), FindCatalog(), Path.Combine(root, "iap-appstore"));
+        return Shop.SimulatorConfig(Path.Combine(root, "iap"), FindCatalog(), Path.Combine(root, "iap-appstore"));
 #else
-        return BridgeConfig.StoreKit(Path.Combine(root, "iap"));
+        return Shop.StoreKitConfig(Path.Combine(root, "iap"));
 #endif
     }
 
@@ -82,14 +83,35 @@ public class IAPStoreExample : MonoBehaviour
         else
         {
             GUILayout.Label("Coins: " + shop.Save.Coins + "    Ads removed: " + (shop.Save.RemoveAds ? "yes" : "no") +
-                            "    VIP: " + (shop.Vip ? "active" : "no"));
-            foreach (ProductInfo p in shop.Products)
-            {
-                if (GUILayout.Button(p.title + "    " + p.displayPrice)) shop.Buy(p.id);
-            }
-            if (GUILayout.Button("Restore purchases")) shop.Restore();
+                            "    VIP: " + (shop.Vip ? "active" : "no") + "    Premium: " + (shop.Save.Premium ? "yes" : "no"));
+            if (shop.PaymentHint != null) GUILayout.Label(shop.PaymentHint); // with "Manage subscription" in the menu
+            if (menuOpen) Menu();
+            else Play();
             GUILayout.Label(shop.Status);
         }
         GUILayout.EndArea();
+    }
+
+    // "Playing": the shop. StoreKit messages wait (StoreMessages.Defer).
+    private void Play()
+    {
+        foreach (ProductInfo p in shop.Products)
+        {
+            if (GUILayout.Button(p.title + "    " + p.displayPrice)) shop.Buy(p.id);
+        }
+        string waiting = shop.StoreMessagesWaiting > 0 ? " (" + shop.StoreMessagesWaiting + " App Store message)" : "";
+        if (GUILayout.Button("Menu" + waiting))
+        {
+            menuOpen = true;
+            shop.ShowStoreMessages(); // a calm moment: the App Store's held messages appear now
+        }
+    }
+
+    private void Menu()
+    {
+        if (GUILayout.Button("Restore purchases")) shop.Restore();
+        if (GUILayout.Button("Manage subscription")) shop.ManageSubscription();
+        if (GUILayout.Button("Redeem an offer code")) shop.RedeemOfferCode();
+        if (GUILayout.Button("Back to the game")) menuOpen = false;
     }
 }
