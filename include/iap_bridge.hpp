@@ -498,6 +498,63 @@ public:
         return wrap(::iap_flush(b_));
     }
 
+    /* ---- Subscriptions, the app transaction, sheets, StoreKit messages ----
+     * Each hands the request to the SDK thread and returns; a message answers
+     * (none is stored or needs a confirm). E_NOT_SUPPORTED where the store or
+     * the OS lacks the feature. */
+
+    /* The status of the subscription groups of these products: one
+     * "subscription" message (reason "request"). An empty list asks for every
+     * group the player ever subscribed in (iap_subscription_status with NULL). */
+    Result<void> subscription_status(const std::vector<std::string> &product_ids, std::nothrow_t) {
+        if (product_ids.empty()) return subscription_status_json(nullptr, std::nothrow);
+        return subscription_status_json(json_string_array(product_ids).c_str(), std::nothrow);
+    }
+    Result<void> subscription_status(std::nothrow_t) { return subscription_status_json(nullptr, std::nothrow); }
+    /* ids_json: a JSON array of product IDs, or nullptr for every group. */
+    Result<void> subscription_status_json(const char *ids_json, std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return r;
+        return wrap(::iap_subscription_status(b_, ids_json));
+    }
+
+    /* The app transaction (the version and date the player first got the
+     * game): an "app" message. */
+    Result<void> app_transaction(std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return r;
+        return wrap(::iap_app_transaction(b_));
+    }
+
+    /* The App Store's subscription management sheet; a "sheet" message follows
+     * when the player closes it. E_BUSY while another sheet is up. */
+    Result<void> manage_subscriptions(std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return r;
+        return wrap(::iap_manage_subscriptions(b_));
+    }
+
+    /* The refund request sheet for a transaction (the "transactionID" of a
+     * "7"); a "sheet" message follows, and a granted refund later a "revoked".
+     * E_BUSY while another sheet is up. */
+    Result<void> request_refund(const std::string &transaction_id, std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return r;
+        if (transaction_id.find('\0') != std::string::npos)
+            return Result<void>::failure(E_INVALID_ARG, "iap::Bridge::request_refund: the transaction ID contains a NUL character");
+        return wrap(::iap_request_refund(b_, transaction_id.c_str()));
+    }
+
+    /* The offer code redemption sheet; a "sheet" message follows, a redeemed
+     * code's purchase a "7" with origin "store". E_BUSY while another sheet is up. */
+    Result<void> redeem_offer_code(std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return r;
+        return wrap(::iap_redeem_offer_code(b_));
+    }
+
+    /* Shows the StoreKit messages held by "storeMessages": "defer"; each gets
+     * a "storeMessage" with state "shown". */
+    Result<void> show_store_messages(std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return r;
+        return wrap(::iap_show_store_messages(b_));
+    }
+
     /* The next message (std::nullopt when none is waiting), or an error. */
     Result<std::optional<std::string>> poll(std::nothrow_t) {
         using R = Result<std::optional<std::string>>;
@@ -548,6 +605,14 @@ public:
     std::optional<std::string> poll() { return poll(std::nothrow).value(); }
     std::string simulator(const std::string &command_json) { return simulator(command_json, std::nothrow).value(); }
     void set_callback(Callback cb) { set_callback(std::move(cb), std::nothrow).value(); }
+    void subscription_status(const std::vector<std::string> &product_ids = {}) {
+        subscription_status(product_ids, std::nothrow).value();
+    }
+    void app_transaction() { app_transaction(std::nothrow).value(); }
+    void manage_subscriptions() { manage_subscriptions(std::nothrow).value(); }
+    void request_refund(const std::string &transaction_id) { request_refund(transaction_id, std::nothrow).value(); }
+    void redeem_offer_code() { redeem_offer_code(std::nothrow).value(); }
+    void show_store_messages() { show_store_messages(std::nothrow).value(); }
 #endif
 
 private:

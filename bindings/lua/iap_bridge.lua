@@ -62,8 +62,17 @@ local declarations = {
   "const char *iap_error_name(int32_t code);",
   "int32_t iap_simulator(iap_bridge *b, const char *command_json, char **out_json);",
   "int32_t iap_flush(iap_bridge *b);",
+  "int32_t iap_subscription_status(iap_bridge *b, const char *product_ids_json);",
+  "int32_t iap_app_transaction(iap_bridge *b);",
+  "int32_t iap_manage_subscriptions(iap_bridge *b);",
+  "int32_t iap_request_refund(iap_bridge *b, const char *transaction_id);",
+  "int32_t iap_redeem_offer_code(iap_bridge *b);",
+  "int32_t iap_show_store_messages(iap_bridge *b);",
   "int32_t iap_version_number(void);", -- newer libraries only: looked up lazily
 }
+-- The prototypes above, exactly as include/iap_bridge.h writes them (the test
+-- compares them with the header).
+M.declarations = declarations
 -- One declaration at a time: a host (or a second copy of this file) that
 -- declared some already must not stop the others.
 for _, d in ipairs(declarations) do pcall(ffi.cdef, d) end
@@ -198,16 +207,29 @@ function M.json_array(list)
   return "[" .. table.concat(parts, ",") .. "]"
 end
 
+-- Optional settings of both configs (a table, all optional):
+--   store_messages = "defer"  StoreKit's messages wait for show_store_messages
+--                             ("storeMessages"; default "show": shown at once)
+--   app_version = "2.0"       simulator only: the game version the simulated
+--                             player runs (the "app" message's)
+local function store_messages(options)
+  if options and options.store_messages then return ',"storeMessages":' .. M.json_quote(options.store_messages) end
+  return ""
+end
+
 -- The config of a simulated-store bridge (absolute paths; parents must exist).
-function M.simulator_config(data_dir, catalog, state_dir)
+function M.simulator_config(data_dir, catalog, state_dir, options)
   local c = '{"store":"simulator","dataDir":' .. M.json_quote(data_dir) .. ',"catalog":' .. M.json_quote(catalog)
-  if state_dir then c = c .. ',"simulator":{"stateDir":' .. M.json_quote(state_dir) .. '}' end
-  return c .. "}"
+  local sim = {}
+  if state_dir then sim[#sim + 1] = '"stateDir":' .. M.json_quote(state_dir) end
+  if options and options.app_version then sim[#sim + 1] = '"appVersion":' .. M.json_quote(options.app_version) end
+  if #sim > 0 then c = c .. ',"simulator":{' .. table.concat(sim, ",") .. '}' end
+  return c .. store_messages(options) .. "}"
 end
 
 -- The config of a StoreKit 2 bridge (Apple platforms).
-function M.storekit_config(data_dir)
-  return '{"store":"storekit","dataDir":' .. M.json_quote(data_dir) .. '}'
+function M.storekit_config(data_dir, options)
+  return '{"store":"storekit","dataDir":' .. M.json_quote(data_dir) .. store_messages(options) .. '}'
 end
 
 local function utf8(cp)
@@ -322,10 +344,12 @@ end
 
 -- The fields a game needs to handle a message, all strings (or nil):
 -- type, key (a decimal string: pass it to confirm, or iap.key() it), result,
--- resultName, productID, transactionID, reason.
+-- resultName, productID, transactionID, reason; for "sheet" messages sheet
+-- and outcome, for "storeMessage" id and state.
 function M.read_message(json)
   local msg = {}
-  for _, f in ipairs({ "type", "key", "result", "resultName", "productID", "transactionID", "reason" }) do
+  for _, f in ipairs({ "type", "key", "result", "resultName", "productID", "transactionID", "reason",
+                       "sheet", "outcome", "id", "state" }) do
     msg[f] = M.field(json, f)
   end
   return msg
@@ -478,6 +502,68 @@ function Bridge:flush()
   local e = self:_unusable()
   if e then return nil, e end
   return call(self, self.C.iap_flush(self.handle))
+end
+
+-- Subscriptions, the app transaction, sheets, StoreKit messages: each returns
+-- true at once and a message answers (none needs a confirm); IAP_E_NOT_SUPPORTED
+-- where the store or the OS lacks the feature.
+
+-- The status of the subscription groups of these products (a list of IDs or
+-- a JSON array string): one "subscription" message, reason "request". nil
+-- asks for every group the player ever subscribed in. Read the groups with
+-- your JSON library (iap.field(m, "groups") gives their text).
+function Bridge:subscription_status(ids)
+  local e = self:_unusable()
+  if e then return nil, e end
+  local json = nil
+  if ids ~= nil then
+    local err
+    json, err = string_arg(type(ids) == "table" and M.json_array(ids) or ids, "the product list")
+    if not json then return nil, err end
+  end
+  return call(self, self.C.iap_subscription_status(self.handle, json))
+end
+
+-- When and in which version the player first got the game: an "app" message.
+function Bridge:app_transaction()
+  local e = self:_unusable()
+  if e then return nil, e end
+  return call(self, self.C.iap_app_transaction(self.handle))
+end
+
+-- The subscription management sheet; a "sheet" message follows when the
+-- player closes it. IAP_E_BUSY while another sheet is up.
+function Bridge:manage_subscriptions()
+  local e = self:_unusable()
+  if e then return nil, e end
+  return call(self, self.C.iap_manage_subscriptions(self.handle))
+end
+
+-- The refund request sheet for a transaction (the "transactionID" string of a
+-- "7"); a "sheet" message follows, a granted refund later a "revoked".
+-- IAP_E_BUSY while another sheet is up.
+function Bridge:request_refund(transaction_id)
+  local e = self:_unusable()
+  if e then return nil, e end
+  local id, err = string_arg(transaction_id, "the transaction ID")
+  if not id then return nil, err end
+  return call(self, self.C.iap_request_refund(self.handle, id))
+end
+
+-- The offer code sheet; a "sheet" message follows, a redeemed code's purchase
+-- a "7" with origin "store". IAP_E_BUSY while another sheet is up.
+function Bridge:redeem_offer_code()
+  local e = self:_unusable()
+  if e then return nil, e end
+  return call(self, self.C.iap_redeem_offer_code(self.handle))
+end
+
+-- Shows the StoreKit messages held by store_messages = "defer" (each gets a
+-- "storeMessage" with state "shown"). Call it at a calm moment: a menu.
+function Bridge:show_store_messages()
+  local e = self:_unusable()
+  if e then return nil, e end
+  return call(self, self.C.iap_show_store_messages(self.handle))
 end
 
 -- The next message (a JSON string), or nil when none is waiting; nil and an

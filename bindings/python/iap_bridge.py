@@ -108,6 +108,12 @@ _SIGNATURES = {
     "iap_error_name": (_c_char_p, [_c_int32]),
     "iap_simulator": (_c_int32, [_c_void_p, _c_char_p, ctypes.POINTER(_c_void_p)]),
     "iap_flush": (_c_int32, [_c_void_p]),
+    "iap_subscription_status": (_c_int32, [_c_void_p, _c_char_p]),
+    "iap_app_transaction": (_c_int32, [_c_void_p]),
+    "iap_manage_subscriptions": (_c_int32, [_c_void_p]),
+    "iap_request_refund": (_c_int32, [_c_void_p, _c_char_p]),
+    "iap_redeem_offer_code": (_c_int32, [_c_void_p]),
+    "iap_show_store_messages": (_c_int32, [_c_void_p]),
 }
 _OPTIONAL = {
     "iap_version_number": (_c_int32, []),  # newer libraries only
@@ -186,6 +192,8 @@ def load(path=None):
 # ---- helpers -----------------------------------------------------------------
 
 def _json_arg(value, what):
+    if isinstance(value, tuple):
+        value = list(value)
     if isinstance(value, (dict, list)):
         value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return _utf8(value, what)
@@ -218,11 +226,18 @@ def _key_arg(key, what="key"):
     return key
 
 
-def simulator_config(data_dir, catalog, state_dir=None, **extra):
-    """The config of a simulated-store bridge (absolute paths; parents must exist)."""
+def simulator_config(data_dir, catalog, state_dir=None, app_version=None, **extra):
+    """The config of a simulated-store bridge (absolute paths; parents must exist).
+    app_version: the game version the simulated player runs (the "app" message's).
+    extra: other top-level keys, e.g. storeMessages="defer"."""
     config = {"store": "simulator", "dataDir": data_dir, "catalog": catalog}
+    simulator = {}
     if state_dir is not None:
-        config["simulator"] = {"stateDir": state_dir}
+        simulator["stateDir"] = state_dir
+    if app_version is not None:
+        simulator["appVersion"] = app_version
+    if simulator:
+        config["simulator"] = simulator
     config.update(extra)
     return json.dumps(config, ensure_ascii=False)
 
@@ -349,6 +364,45 @@ class Bridge:
 
     def restore(self):
         self._check(self._C.iap_restore(self._h()))
+
+    # Subscriptions, the app transaction, sheets, StoreKit messages: each
+    # returns at once and a message answers (none needs a confirm). IAPError
+    # IAP_E_NOT_SUPPORTED where the store or the OS lacks the feature.
+
+    def subscription_status(self, product_ids=None):
+        """The status of the subscription groups of these products (a list of IDs,
+        or a JSON array str): one "subscription" message, reason "request".
+        None or [] asks for every group the player ever subscribed in."""
+        if product_ids is None or (isinstance(product_ids, (list, tuple)) and not product_ids):
+            ids = None
+        else:
+            ids = _json_arg(product_ids, "the product list")
+        self._check(self._C.iap_subscription_status(self._h(), ids))
+
+    def app_transaction(self):
+        """Asks when and in which version the player first got the game: an "app" message."""
+        self._check(self._C.iap_app_transaction(self._h()))
+
+    def manage_subscriptions(self):
+        """Opens the subscription management sheet; a "sheet" message follows.
+        IAP_E_BUSY while another sheet is up."""
+        self._check(self._C.iap_manage_subscriptions(self._h()))
+
+    def request_refund(self, transaction_id):
+        """Opens the refund request sheet for a transaction (the "transactionID" of a
+        "7", a decimal str); a "sheet" message follows, a granted refund later a
+        "revoked". IAP_E_BUSY while another sheet is up."""
+        self._check(self._C.iap_request_refund(self._h(), _utf8(transaction_id, "the transaction ID")))
+
+    def redeem_offer_code(self):
+        """Opens the offer code sheet; a "sheet" message follows, a redeemed code's
+        purchase a "7" with origin "store". IAP_E_BUSY while another sheet is up."""
+        self._check(self._C.iap_redeem_offer_code(self._h()))
+
+    def show_store_messages(self):
+        """Shows the StoreKit messages held by "storeMessages": "defer" (each gets a
+        "storeMessage" with state "shown")."""
+        self._check(self._C.iap_show_store_messages(self._h()))
 
     def flush(self):
         """Waits until every confirm so far is durable and its transaction finished."""

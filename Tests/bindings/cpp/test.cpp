@@ -174,6 +174,71 @@ int main(int argc, char **argv) {
     check_code(bridge.buy_quantity("coins_100", 0, 0, std::nothrow), iap::E_INVALID_ARG, "buy_quantity 0");
     check_code(bridge.buy_quantity("coins_100", 11, 0, std::nothrow), iap::E_INVALID_ARG, "buy_quantity 11");
 
+    // Subscription status, sheets, a StoreKit message, the app transaction.
+    {
+        check_code(bridge.subscription_status({"vip_monthly", "coins_100"}, std::nothrow), iap::OK, "subscription_status");
+        auto none = wait_for(bridge, "subscription");
+        check(none && iap::field(*none, "reason") == std::string("request") && none->find("\"state\":\"none\"") != std::string::npos &&
+                  iap::field(*none, "invalid") == std::string("[\"coins_100\"]"),
+              "\"subscription\": vip never subscribed, coins_100 invalid: " + none.value_or("none"));
+        auto vip = bridge.buy("vip_monthly", 0, std::nothrow);
+        check_code(vip, iap::OK, "buy vip_monthly");
+        auto vm = wait_for(bridge, "7");
+        std::string txn = vm ? iap::field(*vm, "transactionID").value_or("") : "";
+        check(vm && iap::field(*vm, "result") == std::string("0") && !txn.empty(), "vip_monthly bought");
+        if (vip.ok()) check_code(bridge.confirm(vip.value(), std::nothrow), iap::OK, "confirm vip_monthly");
+        auto change = wait_for(bridge, "subscription");
+        check(change && iap::field(*change, "reason") == std::string("change") &&
+                  change->find("\"state\":\"subscribed\"") != std::string::npos && change->find("\"active\":true") != std::string::npos,
+              "a \"subscription\" change: subscribed, active: " + change.value_or("none"));
+        check_code(bridge.subscription_status(std::nothrow), iap::OK, "subscription_status for every group");
+        auto every = wait_for(bridge, "subscription");
+        check(every && every->find("\"state\":\"subscribed\"") != std::string::npos, "every group: " + every.value_or("none"));
+
+        check_code(bridge.simulator("{\"op\":\"sheet_next\",\"sheet\":\"refund\",\"outcome\":\"cancel\"}", std::nothrow), iap::OK,
+                   "sheet_next refund cancel");
+        check_code(bridge.request_refund(txn, std::nothrow), iap::OK, "request_refund");
+        auto refund = wait_for(bridge, "sheet");
+        check(refund && iap::field(*refund, "sheet") == std::string("refund") && iap::field(*refund, "outcome") == std::string("userCancelled") &&
+                  iap::field(*refund, "transactionID") == txn,
+              "refund sheet, cancelled: " + refund.value_or("none"));
+        check_code(bridge.manage_subscriptions(std::nothrow), iap::OK, "manage_subscriptions");
+        auto manage = wait_for(bridge, "sheet");
+        check(manage && iap::field(*manage, "sheet") == std::string("manageSubscriptions") &&
+                  iap::field(*manage, "outcome") == std::string("dismissed"),
+              "manage sheet: " + manage.value_or("none"));
+        check_code(bridge.redeem_offer_code(std::nothrow), iap::OK, "redeem_offer_code");
+        auto code = wait_for(bridge, "sheet");
+        check(code && iap::field(*code, "sheet") == std::string("offerCode"), "offer code sheet: " + code.value_or("none"));
+
+        check_code(bridge.simulator("{\"op\":\"billing_issue\",\"productID\":\"vip_monthly\"}", std::nothrow), iap::OK, "billing_issue");
+        auto shown = wait_for(bridge, "storeMessage");
+        check(shown && iap::field(*shown, "reason") == std::string("billingIssue") && iap::field(*shown, "state") == std::string("shown"),
+              "storeMessages show (default): the billing issue's message is shown at once: " + shown.value_or("none"));
+        check_code(bridge.show_store_messages(std::nothrow), iap::OK, "show_store_messages with nothing held");
+
+        check_code(bridge.app_transaction(std::nothrow), iap::OK, "app_transaction");
+        auto app = wait_for(bridge, "app");
+        check(app && iap::field(*app, "originalAppVersion") == std::string("1.0") && iap::field(*app, "verified") == std::string("true"),
+              "\"app\": first got 1.0 (the simulator's default), verified: " + app.value_or("none"));
+
+        check_code(bridge.request_refund("12a", std::nothrow), iap::E_INVALID_ARG, "request_refund 12a");
+        check_code(bridge.request_refund(std::string("1\0", 2), std::nothrow), iap::E_INVALID_ARG, "request_refund with a NUL");
+        check_code(bridge.subscription_status({""}, std::nothrow), iap::E_INVALID_ARG, "subscription_status of an empty ID");
+        check_code(bridge.subscription_status_json("not json", std::nothrow), iap::E_BAD_JSON, "subscription_status_json bad JSON");
+#if IAP_HPP_EXCEPTIONS
+        try {
+            bridge.app_transaction();
+            auto again = wait_for(bridge, "app");
+            check(again.has_value(), "app_transaction() (throwing) is answered");
+            bridge.request_refund("12a");
+            check(false, "request_refund(12a) must throw");
+        } catch (const iap::Error &e) {
+            check(e.code() == iap::E_INVALID_ARG, std::string("request_refund(12a) throws IAP_E_INVALID_ARG, got ") + e.name());
+        }
+#endif
+    }
+
     // Bad calls.
     check_code(bridge.buy("no_such_product", now_ms() + 1, std::nothrow), iap::E_UNKNOWN_PRODUCT, "buy unknown product");
     check_code(bridge.buy("", 0, std::nothrow), iap::E_INVALID_ARG, "buy empty product");
@@ -245,6 +310,12 @@ int main(int argc, char **argv) {
     check_code(moved.buy("coins_100", 0, std::nothrow), iap::E_CLOSED, "buy after close");
     check_code(moved.poll(std::nothrow), iap::E_CLOSED, "poll after close");
     check_code(moved.confirm(1, std::nothrow), iap::E_CLOSED, "confirm after close");
+    check_code(moved.subscription_status(std::nothrow), iap::E_CLOSED, "subscription_status after close");
+    check_code(moved.app_transaction(std::nothrow), iap::E_CLOSED, "app_transaction after close");
+    check_code(moved.manage_subscriptions(std::nothrow), iap::E_CLOSED, "manage_subscriptions after close");
+    check_code(moved.request_refund("1", std::nothrow), iap::E_CLOSED, "request_refund after close");
+    check_code(moved.redeem_offer_code(std::nothrow), iap::E_CLOSED, "redeem_offer_code after close");
+    check_code(moved.show_store_messages(std::nothrow), iap::E_CLOSED, "show_store_messages after close");
 #if IAP_HPP_EXCEPTIONS
     try {
         moved.poll();
@@ -261,6 +332,10 @@ int main(int argc, char **argv) {
         check(iap_close(raw) == IAP_OK, "raw close");
         int64_t k = 1;
         check(iap_buy(raw, "coins_100", 0, &k) == IAP_E_CLOSED && k == 0, "the library answers IAP_E_CLOSED");
+        check(iap_subscription_status(raw, nullptr) == IAP_E_CLOSED && iap_app_transaction(raw) == IAP_E_CLOSED &&
+                  iap_manage_subscriptions(raw) == IAP_E_CLOSED && iap_request_refund(raw, "1") == IAP_E_CLOSED &&
+                  iap_redeem_offer_code(raw) == IAP_E_CLOSED && iap_show_store_messages(raw) == IAP_E_CLOSED,
+              "the library answers IAP_E_CLOSED to the six new calls on a closed bridge");
     }
 
     // The destructor closes: the dataDir can be opened again right after.

@@ -97,6 +97,26 @@ do
 end
 
 ------------------------------------------------------------------------
+-- The cdef list is the header's: every prototype, written the same way
+------------------------------------------------------------------------
+do
+  local f = assert(io.open(here .. "../../../include/iap_bridge.h", "r"))
+  local header = {}
+  for line in f:lines() do
+    if line:match("^typedef .*iap_") or line:match("^[%a][%w_ ]*%*?%s*iap_[%w_]+%(.*%);$") then header[line] = true end
+  end
+  f:close()
+  local declared, n = {}, 0
+  for _, d in ipairs(iap.declarations) do declared[d] = true end
+  for line in pairs(header) do
+    n = n + 1
+    check(declared[line], "the header's \"" .. line .. "\" is declared in iap_bridge.lua, as written")
+  end
+  for d in pairs(declared) do check(header[d], "iap_bridge.lua's \"" .. d .. "\" is in the header") end
+  check(n >= 24 and header["int32_t iap_show_store_messages(iap_bridge *b);"], n .. " prototypes and typedefs read from the header")
+end
+
+------------------------------------------------------------------------
 -- Against the library
 ------------------------------------------------------------------------
 local lib_path = assert(os.getenv("IAP_LIB"), "set IAP_LIB to the library's path")
@@ -190,6 +210,73 @@ local ok_run, run_err = pcall(function()
     check(wait_for(again, "7", 1000) == nil, "nothing confirmed is delivered again")
     check_ok("close again", again:close())
   end
+
+  -- Subscription status, a StoreKit message held then shown, sheets, the app transaction.
+  local subs_config = iap.simulator_config(dir .. "/subs-data", catalog, dir .. "/subs-state",
+    { store_messages = "defer", app_version = "2.5" })
+  check(subs_config:find('"simulator":{"stateDir":', 1, true) and subs_config:find(',"appVersion":"2.5"},"storeMessages":"defer"}', 1, true),
+    "simulator_config options: " .. subs_config)
+  local sb = check_ok("open with store_messages defer", lib:open(subs_config))
+  if sb then
+    check_ok("subscription_status", sb:subscription_status({ "vip_monthly", "coins_100" }))
+    local st = wait_for(sb, "subscription")
+    check(st and iap.field(st, "reason") == "request" and st:find('"state":"none"', 1, true)
+      and iap.field(st, "invalid") == '["coins_100"]', "\"subscription\": vip never subscribed, coins_100 invalid: " .. tostring(st))
+    local vk = check_ok("buy vip_monthly", sb:buy("vip_monthly"))
+    local vm = wait_for(sb, "7")
+    check(vm and iap.field(vm, "result") == "0", "vip_monthly bought")
+    if vm then check_ok("confirm vip_monthly", sb:confirm(iap.field(vm, "key"))) end
+    local ch = wait_for(sb, "subscription")
+    check(ch and iap.field(ch, "reason") == "change" and ch:find('"state":"subscribed"', 1, true) and ch:find('"active":true', 1, true),
+      "a \"subscription\" change: subscribed, active: " .. tostring(ch))
+    check_ok("subscription_status() for every group", sb:subscription_status())
+    local every = wait_for(sb, "subscription")
+    check(every and iap.field(every, "reason") == "request" and every:find('"state":"subscribed"', 1, true), "every group: " .. tostring(every))
+
+    check_ok("billing_issue", sb:simulator('{"op":"billing_issue","productID":"vip_monthly"}'))
+    local held = wait_for(sb, "storeMessage")
+    local hm = held and iap.read_message(held) or {}
+    check(hm.reason == "billingIssue" and hm.state == "deferred", "a deferred \"storeMessage\": " .. tostring(held))
+    check_ok("show_store_messages", sb:show_store_messages())
+    local shown = wait_for(sb, "storeMessage")
+    check(shown and iap.read_message(shown).state == "shown" and iap.read_message(shown).id == hm.id, "shown: " .. tostring(shown))
+
+    local txn = vm and iap.field(vm, "transactionID") or "1"
+    check_ok("sheet_next refund cancel", sb:simulator('{"op":"sheet_next","sheet":"refund","outcome":"cancel"}'))
+    check_ok("request_refund", sb:request_refund(txn))
+    local rs = wait_for(sb, "sheet")
+    local rm = rs and iap.read_message(rs) or {}
+    check(rm.sheet == "refund" and rm.outcome == "userCancelled" and rm.transactionID == txn, "refund sheet: " .. tostring(rs))
+    check_ok("manage_subscriptions", sb:manage_subscriptions())
+    local ms = wait_for(sb, "sheet")
+    check(ms and iap.read_message(ms).sheet == "manageSubscriptions" and iap.read_message(ms).outcome == "dismissed", "manage sheet: " .. tostring(ms))
+    check_ok("redeem_offer_code", sb:redeem_offer_code())
+    local os_ = wait_for(sb, "sheet")
+    check(os_ and iap.read_message(os_).sheet == "offerCode", "offer code sheet: " .. tostring(os_))
+
+    check_ok("app_transaction", sb:app_transaction())
+    local app = wait_for(sb, "app")
+    check(app and iap.field(app, "originalAppVersion") == "2.5" and iap.field(app, "appVersion") == "2.5"
+      and iap.field(app, "verified") == "true", "\"app\": first got 2.5, verified: " .. tostring(app))
+
+    check_err(iap.codes.IAP_E_INVALID_ARG, "request_refund 12a", sb:request_refund("12a"))
+    check_err(iap.codes.IAP_E_INVALID_ARG, "request_refund with a NUL", sb:request_refund("1\0"))
+    check_err(iap.codes.IAP_E_BAD_JSON, "subscription_status bad JSON", sb:subscription_status("not json"))
+    raises(function() sb:request_refund(2000000000000001) end, "must be a string", "request_refund with a number")
+
+    check_ok("close the subscriptions bridge", sb:close())
+    check_err(iap.codes.IAP_E_CLOSED, "subscription_status after close", sb:subscription_status())
+    check_err(iap.codes.IAP_E_CLOSED, "app_transaction after close", sb:app_transaction())
+    check_err(iap.codes.IAP_E_CLOSED, "manage_subscriptions after close", sb:manage_subscriptions())
+    check_err(iap.codes.IAP_E_CLOSED, "request_refund after close", sb:request_refund(txn))
+    check_err(iap.codes.IAP_E_CLOSED, "redeem_offer_code after close", sb:redeem_offer_code())
+    check_err(iap.codes.IAP_E_CLOSED, "show_store_messages after close", sb:show_store_messages())
+  end
+  -- The library refuses the new calls on a closed pointer too.
+  check(lib.C.iap_subscription_status(raw, nil) == iap.codes.IAP_E_CLOSED and lib.C.iap_app_transaction(raw) == iap.codes.IAP_E_CLOSED
+    and lib.C.iap_manage_subscriptions(raw) == iap.codes.IAP_E_CLOSED and lib.C.iap_request_refund(raw, "1") == iap.codes.IAP_E_CLOSED
+    and lib.C.iap_redeem_offer_code(raw) == iap.codes.IAP_E_CLOSED and lib.C.iap_show_store_messages(raw) == iap.codes.IAP_E_CLOSED,
+    "the library answers IAP_E_CLOSED to the six new calls on a closed bridge")
 end)
 if not ok_run then
   failed = failed + 1

@@ -6,6 +6,7 @@
 import ctypes
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -65,6 +66,19 @@ def test_signatures(lib):
     assert lib.version()
     n = lib.version_number()
     assert n is None or n >= 10000
+
+
+def test_header_functions_bound():
+    """Every function of include/iap_bridge.h has a signature here, with as many arguments."""
+    header = open(os.path.join(REPO, "include", "iap_bridge.h"), encoding="utf-8").read()
+    protos = re.findall(r"^[a-z][\w ]*?\*?\s*(iap_\w+)\(([^)]*)\);$", header, re.M)
+    assert len(protos) >= 22 and ("iap_show_store_messages", "iap_bridge *b") in protos, protos
+    bound = dict(iap._SIGNATURES, **iap._OPTIONAL)
+    for name, params in protos:
+        assert name in bound, "%s is in the header but not bound" % name
+        count = 0 if params.strip() == "void" else params.count(",") + 1
+        assert len(bound[name][1]) == count, name
+    assert set(bound) == {name for name, _ in protos}, "bound functions the header does not declare"
 
 
 def test_codes():
@@ -131,6 +145,68 @@ def test_buy_poll_confirm(bridge):
     bridge.confirm(k3)
 
 
+def test_subscriptions_sheets_app(lib, workdir):
+    """Subscription status (none, subscribed; a billing issue's StoreKit message
+    held, then shown), the refund and manage sheets, the app transaction."""
+    config = iap.simulator_config(os.path.join(workdir, "data"), CATALOG, os.path.join(workdir, "state"),
+                                  app_version="2.5", storeMessages="defer")
+    assert json.loads(config)["simulator"] == {"stateDir": os.path.join(workdir, "state"), "appVersion": "2.5"}
+    with iap.Bridge.open(config, lib=lib) as b:
+        b.subscription_status(["vip_monthly", "coins_100"])
+        status = iap.parse_message(wait_for(b, "subscription"))
+        assert status["reason"] == "request" and status["invalid"] == ["coins_100"], status
+        assert [(g["state"], g["active"]) for g in status["groups"]] == [("none", False)], status
+
+        key = b.buy("vip_monthly")
+        bought = iap.parse_message(wait_for(b, "7"))
+        assert iap.key_of(bought) == key and bought["result"] == "0", bought
+        b.confirm(key)
+        change = iap.parse_message(wait_for(b, "subscription"))
+        group = change["groups"][0]
+        assert change["reason"] == "change" and group["state"] == "subscribed" and group["active"], change
+        assert group["transactionID"] == bought["transactionID"] and group["renewalPrice"] == "2.99", change
+        b.subscription_status()  # every group the player subscribed in
+        every = iap.parse_message(wait_for(b, "subscription"))
+        assert every["reason"] == "request" and [g["groupID"] for g in every["groups"]] == [group["groupID"]], every
+
+        b.simulator({"op": "billing_issue", "productID": "vip_monthly"})
+        held = iap.parse_message(wait_for(b, "storeMessage"))
+        assert held["reason"] == "billingIssue" and held["state"] == "deferred", held
+        b.show_store_messages()
+        shown = iap.parse_message(wait_for(b, "storeMessage"))
+        assert shown["id"] == held["id"] and shown["state"] == "shown", shown
+
+        b.simulator({"op": "sheet_next", "sheet": "refund", "outcome": "cancel"})
+        b.request_refund(bought["transactionID"])
+        sheet = iap.parse_message(wait_for(b, "sheet"))
+        assert sheet == {"type": "sheet", "sheet": "refund", "outcome": "userCancelled",
+                         "transactionID": bought["transactionID"]}, sheet
+        b.manage_subscriptions()
+        sheet = iap.parse_message(wait_for(b, "sheet"))
+        assert sheet["sheet"] == "manageSubscriptions" and sheet["outcome"] == "dismissed", sheet
+        b.redeem_offer_code()
+        sheet = iap.parse_message(wait_for(b, "sheet"))
+        assert sheet["sheet"] == "offerCode" and sheet["outcome"] == "dismissed", sheet
+
+        b.app_transaction()
+        app = iap.parse_message(wait_for(b, "app"))
+        assert app["originalAppVersion"] == "2.5" and app["appVersion"] == "2.5" and app["verified"], app
+        b.simulator({"op": "app_transaction", "originalAppVersion": "1.2", "purchaseDate": 1500000000000})
+        b.app_transaction()
+        app = iap.parse_message(wait_for(b, "app"))
+        assert app["originalAppVersion"] == "1.2" and app["originalPurchaseDate"] == 1500000000000, app
+
+        for call, code in [(lambda: b.request_refund("12a"), iap.IAP_E_INVALID_ARG),
+                           (lambda: b.request_refund("1\0"), iap.IAP_E_INVALID_ARG),
+                           (lambda: b.subscription_status([""]), iap.IAP_E_INVALID_ARG),
+                           (lambda: b.subscription_status("not json"), iap.IAP_E_BAD_JSON)]:
+            with pytest.raises(iap.IAPError) as e:
+                call()
+            assert e.value.code == code, str(e.value)
+        with pytest.raises(TypeError):
+            b.request_refund(2000000000000001)
+
+
 @pytest.mark.parametrize("call, code", [
     (lambda b: b.buy("no_such_product", 12345), iap.IAP_E_UNKNOWN_PRODUCT),
     (lambda b: b.buy(""), iap.IAP_E_INVALID_ARG),
@@ -181,7 +257,8 @@ def test_closed_bridge(lib, config):
     b.close()
     assert b.closed
     for call in (b.close, lambda: b.buy("coins_100"), b.poll, lambda: b.confirm(1), b.flush, b.restore,
-                 lambda: b.request_products(["coins_100"])):
+                 lambda: b.request_products(["coins_100"]), b.subscription_status, b.app_transaction,
+                 b.manage_subscriptions, lambda: b.request_refund("1"), b.redeem_offer_code, b.show_store_messages):
         with pytest.raises(iap.IAPError) as e:
             call()
         assert e.value.code == iap.IAP_E_CLOSED and e.value.name == "IAP_E_CLOSED"
@@ -192,6 +269,9 @@ def test_closed_bridge(lib, config):
     assert lib.C.iap_close(out) == 0
     k = ctypes.c_int64(5)
     assert lib.C.iap_buy(out, b"coins_100", 0, ctypes.byref(k)) == iap.IAP_E_CLOSED and k.value == 0
+    for rc in (lib.C.iap_subscription_status(out, None), lib.C.iap_app_transaction(out), lib.C.iap_manage_subscriptions(out),
+               lib.C.iap_request_refund(out, b"1"), lib.C.iap_redeem_offer_code(out), lib.C.iap_show_store_messages(out)):
+        assert rc == iap.IAP_E_CLOSED
 
 
 def test_context_manager_closes(lib, config):
