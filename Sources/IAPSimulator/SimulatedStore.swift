@@ -237,6 +237,12 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             let statuses = subscribedStatusesLocked()
             if !statuses.isEmpty { out.append(.subscriptions(statuses, invalid: [], reason: "open")) }
             for st in statuses { lastStatuses[st.groupID] = st }
+            // StoreKit sends a message again at launch while it still
+            // matters: an unfixed billing issue, an unanswered price increase.
+            for g in billingIssue.sorted() { announceMessageLocked(reason: "billingIssue", group: g, &out) }
+            for g in priceIncrease.keys.sorted() where priceIncrease[g]?.agreed == false {
+                announceMessageLocked(reason: "priceIncreaseConsent", group: g, &out)
+            }
         }
         emit(out)
         let flights: [(key: Int64, productID: String, token: PurchaseToken, quantity: Int)] = lock.withLock {

@@ -134,7 +134,7 @@ struct SubscriptionStatusTests {
         for consent in [false, true] {
             let env = TestEnv()
             env.extraConfig = #","storeMessages":"defer""#
-            let b = try env.open()
+            var b = try env.open()
             _ = b.drain()
             _ = try Self.subscribe(b)
             _ = b.drain()
@@ -144,6 +144,12 @@ struct SubscriptionStatusTests {
             #expect(m["reason"]?.stringValue == "priceIncreaseConsent" && m["state"]?.stringValue == "deferred")
             #expect(Self.group(Self.of(msgs, "subscription").last)?["priceIncreaseStatus"]?.stringValue == "pending")
             if consent {
+                // Not shown before a restart: StoreKit sends it again at launch.
+                b.close()
+                b = try env.open()
+                let again = Self.of(b.drain(), "storeMessage")
+                #expect(again.count == 1 && again.first?["reason"]?.stringValue == "priceIncreaseConsent", "\(again)")
+                #expect(again.first?["state"]?.stringValue == "deferred")
                 try b.c.showStoreMessages()
                 let shown = b.drain()
                 #expect(Self.of(shown, "storeMessage").first?["state"]?.stringValue == "shown")
