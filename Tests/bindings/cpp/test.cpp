@@ -210,6 +210,15 @@ int main(int argc, char **argv) {
         check_code(bridge.redeem_offer_code(std::nothrow), iap::OK, "redeem_offer_code");
         auto code = wait_for(bridge, "sheet");
         check(code && iap::field(*code, "sheet") == std::string("offerCode"), "offer code sheet: " + code.value_or("none"));
+        // One sheet at a time: the player keeps this one up until sheet_close.
+        check_code(bridge.simulator("{\"op\":\"sheet_next\",\"sheet\":\"manageSubscriptions\",\"outcome\":\"hold\"}", std::nothrow),
+                   iap::OK, "sheet_next manageSubscriptions hold");
+        check_code(bridge.manage_subscriptions(std::nothrow), iap::OK, "manage_subscriptions, held up");
+        check_code(bridge.redeem_offer_code(std::nothrow), iap::E_BUSY, "redeem_offer_code while a sheet is up");
+        check_code(bridge.request_refund(txn, std::nothrow), iap::E_BUSY, "request_refund while a sheet is up");
+        check_code(bridge.simulator("{\"op\":\"sheet_close\"}", std::nothrow), iap::OK, "sheet_close");
+        auto held = wait_for(bridge, "sheet");
+        check(held && iap::field(*held, "sheet") == std::string("manageSubscriptions"), "the held sheet answers once closed: " + held.value_or("none"));
 
         check_code(bridge.simulator("{\"op\":\"billing_issue\",\"productID\":\"vip_monthly\"}", std::nothrow), iap::OK, "billing_issue");
         auto shown = wait_for(bridge, "storeMessage");

@@ -253,6 +253,15 @@ local ok_run, run_err = pcall(function()
     check_ok("redeem_offer_code", sb:redeem_offer_code())
     local os_ = wait_for(sb, "sheet")
     check(os_ and iap.read_message(os_).sheet == "offerCode", "offer code sheet: " .. tostring(os_))
+    -- One sheet at a time: the player keeps this one up until sheet_close.
+    check_ok("sheet_next refund hold", sb:simulator('{"op":"sheet_next","sheet":"refund","outcome":"hold"}'))
+    check_ok("request_refund, held up", sb:request_refund(txn))
+    check_err(iap.codes.IAP_E_BUSY, "manage_subscriptions while a sheet is up", sb:manage_subscriptions())
+    check_err(iap.codes.IAP_E_BUSY, "redeem_offer_code while a sheet is up", sb:redeem_offer_code())
+    check_ok("sheet_close", sb:simulator('{"op":"sheet_close"}'))
+    local hs = wait_for(sb, "sheet")
+    check(hs and iap.read_message(hs).sheet == "refund" and iap.read_message(hs).outcome == "userCancelled",
+      "the held refund sheet, closed: userCancelled: " .. tostring(hs))
 
     check_ok("app_transaction", sb:app_transaction())
     local app = wait_for(sb, "app")

@@ -188,6 +188,17 @@ def test_subscriptions_sheets_app(lib, workdir):
         sheet = iap.parse_message(wait_for(b, "sheet"))
         assert sheet["sheet"] == "offerCode" and sheet["outcome"] == "dismissed", sheet
 
+        # One sheet at a time: the player keeps this one up until sheet_close.
+        b.simulator({"op": "sheet_next", "sheet": "offerCode", "outcome": "hold"})
+        b.redeem_offer_code()
+        for call in (b.manage_subscriptions, b.redeem_offer_code, lambda: b.request_refund(bought["transactionID"])):
+            with pytest.raises(iap.IAPError) as e:
+                call()
+            assert e.value.code == iap.IAP_E_BUSY, str(e.value)
+        b.simulator({"op": "sheet_close"})
+        sheet = iap.parse_message(wait_for(b, "sheet"))
+        assert sheet["sheet"] == "offerCode" and sheet["outcome"] == "dismissed", sheet
+
         b.app_transaction()
         app = iap.parse_message(wait_for(b, "app"))
         assert app["originalAppVersion"] == "2.5" and app["appVersion"] == "2.5" and app["verified"], app
