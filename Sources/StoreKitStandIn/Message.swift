@@ -36,16 +36,8 @@ public struct Message: Hashable, Sendable {
     /// 18.1:389: each message from now on.
     public static var messages: Messages { World.shared.subscribeMessages() }
 
-    /// 18.1:351-374.
-    public struct Messages: AsyncSequence, Sendable {
-        public typealias Element = Message
-        public struct AsyncIterator: AsyncIteratorProtocol {
-            var base: AsyncStream<Message>.Iterator
-            public mutating func next() async -> Message? { await base.next() }
-        }
-        let stream: AsyncStream<Message>
-        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator()) }
-    }
+    /// 18.1:351-374 (a named AsyncSequence in StoreKit).
+    public typealias Messages = StandInSequence<Message>
 }
 
 extension StandIn {
@@ -75,18 +67,7 @@ extension World {
         }
     }
 
-    func subscribeMessages() -> Message.Messages {
-        var cont: AsyncStream<Message>.Continuation! = nil
-        let stream = AsyncStream<Message> { cont = $0 }
-        let n = locked { () -> Int in
-            let n = extras.nextSubscriber
-            extras.nextSubscriber += 1
-            extras.messageSubscribers[n] = cont
-            return n
-        }
-        cont.onTermination = { [weak self] _ in self?.locked { _ = self?.extras.messageSubscribers.removeValue(forKey: n) } }
-        return Message.Messages(stream: stream)
-    }
+    func subscribeMessages() -> Message.Messages { subscribe(\.extras.messageSubscribers) }
 }
 
 /// The stand-in's state for the newer StoreKit features (statuses, sheets,

@@ -16,15 +16,8 @@ public struct Storefront: Identifiable, Sendable, Equatable {
     /// Each change of the player's storefront, from now on.
     public static var updates: Storefronts { World.shared.subscribeStorefronts() }
 
-    public struct Storefronts: AsyncSequence, Sendable {
-        public typealias Element = Storefront
-        public struct AsyncIterator: AsyncIteratorProtocol {
-            var base: AsyncStream<Storefront>.Iterator
-            public mutating func next() async -> Storefront? { await base.next() }
-        }
-        let stream: AsyncStream<Storefront>
-        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator()) }
-    }
+    /// 18.1:1145-1169 (a named AsyncSequence in StoreKit).
+    public typealias Storefronts = StandInSequence<Storefront>
 }
 
 @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
@@ -39,18 +32,7 @@ extension World {
         locked { storefrontCountry.map { Storefront(countryCode: $0, id: $0) } }
     }
 
-    func subscribeStorefronts() -> Storefront.Storefronts {
-        var cont: AsyncStream<Storefront>.Continuation! = nil
-        let stream = AsyncStream<Storefront> { cont = $0 }
-        let n = locked { () -> Int in
-            let n = nextStorefrontSubscriber
-            nextStorefrontSubscriber += 1
-            storefrontSubscribers[n] = cont
-            return n
-        }
-        cont.onTermination = { [weak self] _ in self?.locked { _ = self?.storefrontSubscribers.removeValue(forKey: n) } }
-        return Storefront.Storefronts(stream: stream)
-    }
+    func subscribeStorefronts() -> Storefront.Storefronts { subscribe(\.storefrontSubscribers) }
 
     func changeStorefront(_ country: String) {
         let subs: [AsyncStream<Storefront>.Continuation] = locked {

@@ -87,15 +87,8 @@ extension Product.SubscriptionInfo.Status {
     /// 18.1:1699: each status change from now on.
     public static var updates: Statuses { World.shared.subscribeStatuses() }
 
-    public struct Statuses: AsyncSequence, Sendable {
-        public typealias Element = Product.SubscriptionInfo.Status
-        public struct AsyncIterator: AsyncIteratorProtocol {
-            var base: AsyncStream<Product.SubscriptionInfo.Status>.Iterator
-            public mutating func next() async -> Product.SubscriptionInfo.Status? { await base.next() }
-        }
-        let stream: AsyncStream<Product.SubscriptionInfo.Status>
-        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator()) }
-    }
+    /// 18.1:1675-1699 (a named AsyncSequence in StoreKit).
+    public typealias Statuses = StandInSequence<Product.SubscriptionInfo.Status>
 }
 
 extension StandIn {
@@ -178,17 +171,6 @@ extension World {
         for s in subs { s.yield(status) }
     }
 
-    func subscribeStatuses() -> Product.SubscriptionInfo.Status.Statuses {
-        var cont: AsyncStream<Product.SubscriptionInfo.Status>.Continuation! = nil
-        let stream = AsyncStream<Product.SubscriptionInfo.Status> { cont = $0 }
-        let n = locked { () -> Int in
-            let n = extras.nextSubscriber
-            extras.nextSubscriber += 1
-            extras.statusSubscribers[n] = cont
-            return n
-        }
-        cont.onTermination = { [weak self] _ in self?.locked { _ = self?.extras.statusSubscribers.removeValue(forKey: n) } }
-        return Product.SubscriptionInfo.Status.Statuses(stream: stream)
-    }
+    func subscribeStatuses() -> Product.SubscriptionInfo.Status.Statuses { subscribe(\.extras.statusSubscribers) }
 }
 #endif

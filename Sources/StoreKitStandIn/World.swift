@@ -43,7 +43,6 @@ final class World: @unchecked Sendable {
     var canMakePayments = true
     var storefrontCountry: String? = "USA"
     var storefrontSubscribers: [Int: AsyncStream<Storefront>.Continuation] = [:]
-    var nextStorefrontSubscriber = 0
     var screen: StandIn.Screen = .foregroundWithKeyWindow
     /// Intents promoted while nobody listened: the first listener gets them.
     private var waitingIntents: [PurchaseIntent] = []

@@ -15,12 +15,7 @@ extension StoreContract {
     struct DeliveryContract {
         static let backends = BackendKind.available
 
-        func prepare(_ kind: BackendKind) -> (Backend, Env) {
-            let s = kind.backend
-            let env = Env()
-            s.setUp(env)
-            return (s, env)
-        }
+        func prepare(_ kind: BackendKind) -> (Backend, Env) { kind.prepared() }
 
         // MARK: C1
 

@@ -10,12 +10,7 @@ extension StoreContract {
     struct StoreRequestsContract {
         static let backends = BackendKind.available
 
-        func prepare(_ kind: BackendKind) -> (Backend, Env) {
-            let s = kind.backend
-            let env = Env()
-            s.setUp(env)
-            return (s, env)
-        }
+        func prepare(_ kind: BackendKind) -> (Backend, Env) { kind.prepared() }
 
         func group(_ m: JSONValue?) -> JSONValue? { m?["groups"]?.arrayValue?.first }
 

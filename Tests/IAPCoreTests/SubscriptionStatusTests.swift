@@ -23,6 +23,16 @@ struct SubscriptionStatusTests {
 
     static func group(_ m: JSONValue?) -> JSONValue? { m?["groups"]?.arrayValue?.first }
 
+    /// A bridge on `env` whose player subscribed to vip_monthly, every
+    /// message so far drained.
+    static func subscribed(_ env: TestEnv) throws -> Bridge {
+        let b = try env.open()
+        _ = b.drain()
+        _ = try subscribe(b)
+        _ = b.drain()
+        return b
+    }
+
     /// Buys vip_monthly and confirms it; returns its transaction ID.
     static func subscribe(_ b: Bridge) throws -> String {
         let k = try b.buy("vip_monthly", 0)
@@ -68,10 +78,7 @@ struct SubscriptionStatusTests {
     @Test("billing issue without grace: billing retry at the period's end (no access), then expired with billingError after 60 days")
     func billingRetry() throws {
         let env = TestEnv(catalog: try Self.catalog(grace: false))
-        let b = try env.open()
-        _ = b.drain()
-        _ = try Self.subscribe(b)
-        _ = b.drain()
+        let b = try Self.subscribed(env)
         _ = try b.sim(#"{"op":"billing_issue","productID":"vip_monthly"}"#)
         let msgs = b.drain()
         #expect(Self.of(msgs, "storeMessage").first?["reason"]?.stringValue == "billingIssue", "StoreKit tells the player")
@@ -93,10 +100,7 @@ struct SubscriptionStatusTests {
     @Test("billing issue with grace: the player keeps access in the grace period; billing_resolve renews with the missed period charged")
     func gracePeriod() throws {
         let env = TestEnv(catalog: try Self.catalog(grace: true))
-        let b = try env.open()
-        _ = b.drain()
-        _ = try Self.subscribe(b)
-        _ = b.drain()
+        let b = try Self.subscribed(env)
         _ = try b.sim(#"{"op":"billing_issue","productID":"vip_monthly"}"#)
         _ = try b.sim(#"{"op":"advance","seconds":\#(32 * Self.day)}"#)
         let msgs = b.drain()
@@ -119,9 +123,7 @@ struct SubscriptionStatusTests {
     @Test("grace period ends without a fix: billing retry, access ends")
     func graceRunsOut() throws {
         let env = TestEnv(catalog: try Self.catalog(grace: true))
-        let b = try env.open()
-        _ = b.drain()
-        _ = try Self.subscribe(b)
+        let b = try Self.subscribed(env)
         _ = try b.sim(#"{"op":"billing_issue","productID":"vip_monthly"}"#)
         _ = try b.sim(#"{"op":"advance","seconds":\#(50 * Self.day)}"#)
         let g = try #require(Self.group(Self.of(b.drain(), "subscription").last))
@@ -134,10 +136,7 @@ struct SubscriptionStatusTests {
         for consent in [false, true] {
             let env = TestEnv()
             env.extraConfig = #","storeMessages":"defer""#
-            var b = try env.open()
-            _ = b.drain()
-            _ = try Self.subscribe(b)
-            _ = b.drain()
+            var b = try Self.subscribed(env)
             _ = try b.sim(#"{"op":"price_increase","productID":"vip_monthly","price":"3.99"}"#)
             let msgs = b.drain()
             let m = try #require(Self.of(msgs, "storeMessage").first)

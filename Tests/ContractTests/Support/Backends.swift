@@ -26,6 +26,14 @@ enum BackendKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         #endif
     }
 
+    /// This store over a fresh dataDir (and, for StoreKit, a fresh stand-in App Store).
+    func prepared() -> (Backend, Env) {
+        let s = backend
+        let env = Env()
+        s.setUp(env)
+        return (s, env)
+    }
+
     var backend: Backend {
         switch self {
         case .simulator: return SimulatorBackend()
