@@ -107,5 +107,70 @@ extension StoreContract {
             #expect(b.messages(type: "storeMessage").count == 2, "deferred once, shown once")
             b.close()
         }
+        @Test("\"store\": parental controls seen at open, a storefront change announced", arguments: backends)
+        func storeStatus(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            var b = try await s.open(env)
+            try s.setPaymentsAllowed(false, b)
+            b.close()
+            b = try await s.open(env)
+            await b.wait(for: "the store status at open") { ms in ms.contains { $0["type"]?.stringValue == "store" && $0["reason"]?.stringValue == "open" } }
+            let open = try #require(b.messages(type: "store").first { $0["reason"]?.stringValue == "open" })
+            #expect(open["canMakePayments"] == .bool(false) && open["storefront"]?.stringValue == "USA")
+            try s.setPaymentsAllowed(true, b)
+            try s.changeStorefront("FRA", b)
+            await b.wait(for: "the storefront change") { ms in
+                ms.contains { $0["type"]?.stringValue == "store" && $0["reason"]?.stringValue == "change" && $0["storefront"]?.stringValue == "FRA" }
+            }
+            b.close()
+        }
+
+        @Test("family sharing: a family member's purchase is a store-initiated \"7\" with ownershipType familyShared, and an entitlement",
+              arguments: backends)
+        func familySharing(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            let b = try await s.open(env)
+            try s.familyShare("remove_ads", b)
+            let r = try #require(await b.result("the shared purchase") { $0["productID"]?.stringValue == "remove_ads" })
+            #expect(r["ownershipType"]?.stringValue == "familyShared" && r["origin"]?.stringValue == "store" && (r.key ?? 0) < 0)
+            await b.wait(for: "the entitlement") { ms in
+                ms.contains { $0["type"]?.stringValue == "entitlements"
+                    && ($0["items"]?.arrayValue ?? []).contains { $0["ownershipType"]?.stringValue == "familyShared" } }
+            }
+            b.close()
+        }
+
+        @Test("a purchase promoted on the App Store: a \"promoted\" message; the game's iap_buy buys it with the game's key",
+              arguments: backends)
+        func promoted(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            let b = try await s.open(env)
+            try s.promote("remove_ads", b)
+            await b.wait(for: "the promoted message") { ms in ms.contains { $0["type"]?.stringValue == "promoted" } }
+            #expect(b.messages(type: "promoted").first?["productID"]?.stringValue == "remove_ads")
+            #expect(b.results.isEmpty, "nothing bought before the game decides")
+            let key = try b.buy("remove_ads", 1_800_000_000_301)
+            let r = try #require(await b.result(key: key))
+            #expect(r["result"]?.stringValue == "0" && r["origin"]?.stringValue == "game")
+            b.close()
+        }
+
+        @Test("manage subscriptions and offer code sheets: dismissed; a redeemed code's purchase is a store-initiated \"7\"",
+              arguments: backends)
+        func manageAndOfferCode(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            let b = try await s.open(env)
+            try b.c.showSheet(.manageSubscriptions)
+            await b.wait(for: "the manage sheet") { ms in ms.contains { $0["type"]?.stringValue == "sheet" } }
+            #expect(b.messages(type: "sheet").first?["sheet"]?.stringValue == "manageSubscriptions")
+            #expect(b.messages(type: "sheet").first?["outcome"]?.stringValue == "dismissed")
+            try s.nextOfferCode("vip_monthly", b)
+            try b.c.showSheet(.offerCode)
+            let r = try #require(await b.result("the redeemed subscription") { $0["productID"]?.stringValue == "vip_monthly" })
+            #expect(r["origin"]?.stringValue == "store" && (r.key ?? 0) < 0)
+            await b.wait(for: "the offer code sheet") { _ in b.messages(type: "sheet").count == 2 }
+            #expect(b.messages(type: "sheet").last?["outcome"]?.stringValue == "dismissed")
+            b.close()
+        }
     }
 }

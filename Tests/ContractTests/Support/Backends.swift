@@ -82,6 +82,16 @@ protocol Backend: Sendable {
     func nextRefund(approve: Bool, _ b: TestBridge) throws
     /// StoreKit has a price-increase consent message for the player.
     func priceIncreaseMessage(_ b: TestBridge) throws
+    /// Parental controls on or off (read by the next open on StoreKit).
+    func setPaymentsAllowed(_ on: Bool, _ b: TestBridge) throws
+    /// The player's App Store country changes.
+    func changeStorefront(_ country: String, _ b: TestBridge) throws
+    /// A family member's purchase of a shareable product reaches the player.
+    func familyShare(_ productID: String, _ b: TestBridge) throws
+    /// The player taps a purchase promoted on the App Store page.
+    func promote(_ productID: String, _ b: TestBridge) throws
+    /// The player redeems an offer code for this product in the next offer code sheet.
+    func nextOfferCode(_ productID: String, _ b: TestBridge) throws
     /// Returns once the previous launch's store stopped listening.
     func quiet() async
     /// Returns once the store listens to Apple's side (what Apple sends
@@ -186,6 +196,14 @@ struct SimulatorBackend: Backend {
 
     func priceIncreaseMessage(_ b: TestBridge) throws {
         try sim(b, #"{"op":"price_increase","productID":"vip_monthly","price":"3.99"}"#)
+    }
+
+    func setPaymentsAllowed(_ on: Bool, _ b: TestBridge) throws { try sim(b, #"{"op":"payments_allowed","enabled":\#(on)}"#) }
+    func changeStorefront(_ country: String, _ b: TestBridge) throws { try sim(b, #"{"op":"storefront","countryCode":"\#(country)"}"#) }
+    func familyShare(_ productID: String, _ b: TestBridge) throws { try sim(b, #"{"op":"family_share","productID":"\#(productID)"}"#) }
+    func promote(_ productID: String, _ b: TestBridge) throws { try sim(b, #"{"op":"promote","productID":"\#(productID)"}"#) }
+    func nextOfferCode(_ productID: String, _ b: TestBridge) throws {
+        try sim(b, #"{"op":"sheet_next","sheet":"offerCode","outcome":"redeem","productID":"\#(productID)"}"#)
     }
 
     func transactionIDs(_ b: TestBridge) throws -> [String] {
@@ -363,6 +381,12 @@ struct StoreKitBackend: Backend {
     func priceIncreaseMessage(_ b: TestBridge) throws {
         StandIn.sendMessage(.priceIncreaseConsent)
     }
+
+    func setPaymentsAllowed(_ on: Bool, _ b: TestBridge) throws { StandIn.canMakePayments = on }
+    func changeStorefront(_ country: String, _ b: TestBridge) throws { StandIn.storefront = country }
+    func familyShare(_ productID: String, _ b: TestBridge) throws { _ = try #require(StandIn.familyShare(productID)) }
+    func promote(_ productID: String, _ b: TestBridge) throws { StandIn.promote(productID) }
+    func nextOfferCode(_ productID: String, _ b: TestBridge) throws { StandIn.nextOfferCodeProduct = productID }
 
     func isFinished(_ transactionID: String, _ b: TestBridge) throws -> Bool {
         StandIn.isFinished(try #require(UInt64(transactionID)))
