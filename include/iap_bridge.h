@@ -283,7 +283,7 @@ const char *iap_error_name(int32_t code);
  * pending, approve, decline, interrupt_next, resolve, refund, advance,
  * external_purchase, forge, auto_renew, clock, entitlements, promote,
  * payments_allowed, storefront, family_share, billing_issue, billing_resolve,
- * price_increase, sheet_next, app_transaction, status). Runs on the
+ * price_increase, sheet_next, sheet_close, app_transaction, status). Runs on the
  * SDK thread and waits until what the command made the store report has
  * been handled (its messages are queued when it returns). On IAP_OK
  * *out_json is a JSON answer the caller frees with iap_free; on error it is
