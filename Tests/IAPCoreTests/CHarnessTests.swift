@@ -57,6 +57,8 @@ struct CHarnessTests {
         let (status, output) = try Self.run(exe, [])
         #expect(status == 0, "\(output)")
         #expect(output.contains("\"revoked\" remove_ads") && output.contains("VIP off"))
+        #expect(output.contains("inBillingRetryPeriod -> VIP off") && output.contains("\"sheet\" refund: success"), "\(output)")
+        #expect(output.contains("billingIssue: deferred") && output.contains("billingIssue: shown"), "\(output)")
     }
 
     @Test("the demo runs to the end and exits 0")

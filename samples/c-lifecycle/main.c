@@ -4,12 +4,18 @@
  *
  *   swift run iap-lifecycle-demo
  *
- *   1. VIP Monthly is bought, renews (a store-initiated "7"), then expires
- *      once auto-renew is off: "entitlements" messages tell the game.
+ *   1. VIP Monthly is bought, renews (a store-initiated "7"), goes through a
+ *      billing issue (a StoreKit message the game shows from its menu, then
+ *      billing retry: VIP off until the card is fixed), then expires once
+ *      auto-renew is off: "subscription" and "entitlements" messages tell
+ *      the game.
  *   2. On a child's device the purchase waits for a parent ("pending"); the
  *      game restarts; the parent approves; the result arrives with the key
  *      of the original click.
- *   3. The player gets a refund: a "revoked" message, confirmed like a purchase.
+ *   3. The player asks for a refund from the game's help screen
+ *      (iap_request_refund): a "sheet" message, then Apple's refund arrives
+ *      as a "revoked" message, confirmed like a purchase.
+ *   4. The app transaction: the version the player first installed.
  */
 #include "iap_bridge.h"
 #include "iap_demo_dir.h"
@@ -63,6 +69,29 @@ static int frame(iap_bridge *b, char *last_txn, size_t size) {
             } else if (strcmp(type, "revoked") == 0) {
                 printf("   \"revoked\" %s: the game takes it back, saves, confirms key %s\n", product, key);
                 check(iap_confirm(b, strtoll(key, NULL, 10)), "iap_confirm");
+            } else if (strcmp(type, "subscription") == 0) {
+                char state[32] = "", active[8] = "", renew[8] = "";
+                iap_json_field(m, "state", state, sizeof state);
+                iap_json_field(m, "active", active, sizeof active);
+                iap_json_field(m, "willAutoRenew", renew, sizeof renew);
+                iap_json_field(m, "reason", reason, sizeof reason);
+                printf("   \"subscription\" (%s): VIP group %s -> VIP %s%s\n", reason, state,
+                       strcmp(active, "true") == 0 ? "on" : "off", strcmp(renew, "true") == 0 ? ", renews" : "");
+            } else if (strcmp(type, "storeMessage") == 0) {
+                char state[16] = "";
+                iap_json_field(m, "reason", reason, sizeof reason);
+                iap_json_field(m, "state", state, sizeof state);
+                printf("   \"storeMessage\" %s: %s%s\n", reason, state,
+                       strcmp(state, "deferred") == 0 ? " (not during play: the game shows it from its menu)" : "");
+            } else if (strcmp(type, "sheet") == 0) {
+                char sheet[32] = "", outcome[32] = "";
+                iap_json_field(m, "sheet", sheet, sizeof sheet);
+                iap_json_field(m, "outcome", outcome, sizeof outcome);
+                printf("   \"sheet\" %s: %s\n", sheet, outcome);
+            } else if (strcmp(type, "app") == 0) {
+                char version[64] = "";
+                iap_json_field(m, "originalAppVersion", version, sizeof version);
+                printf("   \"app\": first installed as version %s\n", version);
             } else if (strcmp(type, "entitlements") == 0) {
                 iap_json_field(m, "reason", reason, sizeof reason);
                 printf("   \"entitlements\" (%s): VIP %s, Remove Ads %s\n", reason,
@@ -85,7 +114,7 @@ int main(void) {
     if (!work) { perror("lifecycle demo: mkdtemp"); return 1; }
     snprintf(g_config, sizeof g_config,
              "{\"store\":\"simulator\",\"dataDir\":\"%s/game-data\",\"catalog\":\"%s\","
-             "\"simulator\":{\"stateDir\":\"%s/appstore\",\"tickMs\":0}}", work, catalog, work);
+             "\"simulator\":{\"stateDir\":\"%s/appstore\",\"tickMs\":0},\"storeMessages\":\"defer\"}", work, catalog, work);
     iap_bridge *b = NULL;
     char answer[4096], id[32], cmd[256], txn[64] = "";
 
@@ -93,11 +122,23 @@ int main(void) {
     check(iap_open(g_config, &b), "iap_open");
     frame(b, NULL, 0);
 
-    printf("\n1. VIP Monthly: bought, renewed by the store, then expired\n");
+    printf("\n1. VIP Monthly: bought, renewed by the store, a billing issue, then expired\n");
     check(iap_buy(b, "vip_monthly", 1000, NULL), "iap_buy");
     frame(b, NULL, 0);
     printf("   ...32 days pass on the store's clock\n");
     sim(b, "{\"op\":\"advance\",\"seconds\":2764800}", NULL, 0);
+    frame(b, NULL, 0);
+    printf("   ...the player's card expires\n");
+    sim(b, "{\"op\":\"billing_issue\",\"productID\":\"vip_monthly\"}", NULL, 0);
+    frame(b, NULL, 0);
+    printf("   ...the player opens the pause menu: the game shows StoreKit's message now\n");
+    check(iap_show_store_messages(b), "iap_show_store_messages");
+    frame(b, NULL, 0);
+    printf("   ...30 days pass: the renewal cannot be charged\n");
+    sim(b, "{\"op\":\"advance\",\"seconds\":2592000}", NULL, 0);
+    frame(b, NULL, 0);
+    printf("   ...the player fixes the card\n");
+    sim(b, "{\"op\":\"billing_resolve\",\"productID\":\"vip_monthly\"}", NULL, 0);
     frame(b, NULL, 0);
     printf("   ...the player turns auto-renew off; 40 more days pass\n");
     sim(b, "{\"op\":\"auto_renew\",\"productID\":\"vip_monthly\",\"enabled\":false}", NULL, 0);
@@ -119,13 +160,16 @@ int main(void) {
     sim(b, cmd, NULL, 0);
     frame(b, txn, sizeof txn);
 
-    printf("\n3. The player asks Apple for a refund of Remove Ads (transaction %s)\n", txn);
-    snprintf(cmd, sizeof cmd, "{\"op\":\"refund\",\"transactionID\":\"%s\"}", txn);
-    sim(b, cmd, NULL, 0);
+    printf("\n3. The player asks for a refund of Remove Ads from the game's help screen (transaction %s)\n", txn);
+    check(iap_request_refund(b, txn), "iap_request_refund");
+    frame(b, NULL, 0);
+
+    printf("\n4. The game checks when the player first installed it (a paid game gone free)\n");
+    check(iap_app_transaction(b), "iap_app_transaction");
     frame(b, NULL, 0);
     check(iap_close(b), "iap_close");
 
-    printf("\n4. Next start: nothing left to deliver\n");
+    printf("\n5. Next start: nothing left to deliver\n");
     check(iap_open(g_config, &b), "iap_open");
     int left = 0;
     for (int i = 0; i < 10; i++) {
