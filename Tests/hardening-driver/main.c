@@ -271,6 +271,23 @@ static void *worker(void *p) {
             (void)iap_errmsg();
         } else if (r < 79 && g_close_races) {
             close_and_reopen(s->id);
+        } else if (r < 84) {
+            /* The store requests: a sheet may be up on another thread (BUSY). */
+            int32_t rc;
+            switch (r) {
+            case 79: rc = iap_subscription_status(s->b, (seed & 1) ? NULL : "[\"vip_monthly\",\"coins_100\"]"); break;
+            case 80: rc = iap_app_transaction(s->b); break;
+            case 81: rc = iap_request_refund(s->b, "1"); break;  /* no such transaction: outcome error */
+            case 82: rc = (seed & 1) ? iap_manage_subscriptions(s->b) : iap_redeem_offer_code(s->b); break;
+            default: rc = iap_show_store_messages(s->b); break;
+            }
+            check_rc("a store request", rc, IAP_E_BUSY);
+            if (r == 83 && seed % 7 == 0) {
+                char *out = NULL;
+                check_rc("iap_simulator price_increase",
+                         iap_simulator(s->b, "{\"op\":\"price_increase\",\"productID\":\"vip_monthly\",\"price\":\"3.99\"}", &out), 0);
+                iap_free(out);
+            }
         } else {
             char *m = iap_poll(s->b);
             if (m) { handle_message(s, m, NULL); iap_free(m); }
