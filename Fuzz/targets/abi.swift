@@ -37,6 +37,12 @@ private let documented: [String: Set<Int32>] = [
     "iap_set_callback": [0, -7, -8],
     "iap_simulator": [0, -1, -2, -3, -14, -15, -10, -6, -13, -7, -8],
     "iap_flush": [0, -6, -7, -8],
+    "iap_subscription_status": [0, -2, -3, -13, -7, -8],
+    "iap_app_transaction": [0, -13, -7, -8],
+    "iap_manage_subscriptions": [0, -9, -13, -7, -8],
+    "iap_request_refund": [0, -1, -2, -9, -13, -7, -8],
+    "iap_redeem_offer_code": [0, -9, -13, -7, -8],
+    "iap_show_store_messages": [0, -7, -8],
 ]
 
 private func checkCode(_ function: String, _ rc: Int32) {
@@ -268,6 +274,16 @@ public func fuzzABI(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             check(String(cString: iap_version()) == "1.1.0" && iap_version_number() == 10100, "iap_version")
         case 13:
             iap_free(nil)
+            // The store requests beyond buying.
+            let h = s.handle(&p)
+            switch p.byte() % 6 {
+            case 0: checkCode("iap_subscription_status", s.string(&p) { iap_subscription_status(h, $0) })
+            case 1: checkCode("iap_app_transaction", iap_app_transaction(h))
+            case 2: checkCode("iap_manage_subscriptions", iap_manage_subscriptions(h))
+            case 3: checkCode("iap_request_refund", s.string(&p) { iap_request_refund(h, $0) })
+            case 4: checkCode("iap_redeem_offer_code", iap_redeem_offer_code(h))
+            default: checkCode("iap_show_store_messages", iap_show_store_messages(h))
+            }
         default:
             // A burst of polls, the per-frame path.
             let h = s.handle(&p)
