@@ -142,6 +142,7 @@ public final class Coordinator: @unchecked Sendable {
         }
         heldAtOpen = held
         heldTransactions = Set(held.map { Coordinator.storeTransactionID($0.transactionID) })
+        reportedAtStart.reserveCapacity(heldTransactions.count)
         let exec = executor
         store.attach(scheduler: StoreScheduler(executor: exec))
         // Events are handled on the SDK thread, whichever thread reports them.
@@ -482,9 +483,11 @@ public final class Coordinator: @unchecked Sendable {
         case .unfinished(let ids):
             let unfinished = Set(ids)
             resolveHeld(unfinished: unfinished, owned: nil)
-            // Tombstones of confirmed unverified results stay while the store lists them.
-            let kept = unfinished.union(ids.map(Coordinator.unverifiedTag))
-            do throws(IAPError) { try outbox.forgetFinished(stillUnfinished: kept) } catch {
+            // Tombstones of confirmed unverified results stay while the store
+            // lists them (tested by name, without a second set of tags).
+            do throws(IAPError) {
+                try outbox.forgetFinished { unfinished.contains(Coordinator.storeTransactionID($0)) }
+            } catch {
                 queue.push(Messages.error(op: "outbox", code: error.code, message: error.message))
             }
         case .finished(let ids):

@@ -421,8 +421,13 @@ public final class Outbox {
     /// Forgets tombstones (from earlier sessions) of transactions the store no
     /// longer lists as unfinished. Not synced: losing it only keeps a tombstone.
     public func forgetFinished(stillUnfinished: Set<String>) throws(IAPError) {
+        try forgetFinished { stillUnfinished.contains($0) }
+    }
+
+    /// `forgetFinished(stillUnfinished:)` with the store's list as a test.
+    public func forgetFinished(isUnfinished: (String) -> Bool) throws(IAPError) {
         var goneTags: [TransactionTag] = []
-        for (t, earlier) in tombstones where earlier && t.flavor == .transaction && !stillUnfinished.contains(t.transactionID) {
+        for (t, earlier) in tombstones where earlier && t.flavor == .transaction && !isUnfinished(t.transactionID) {
             goneTags.append(t)
         }
         guard !goneTags.isEmpty, !isSuspect else { return }
