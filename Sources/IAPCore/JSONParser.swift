@@ -147,6 +147,18 @@ public struct JSONParser {
 
     private mutating func string() throws(JSONParseError) -> String {
         pos += 1  // opening quote
+        // Fast path, most strings: no escape. One String straight from the
+        // input (no heap at all for keys of 15 bytes or less).
+        var end = pos
+        while end < b.count, b[end] != UInt8(ascii: "\""), b[end] != UInt8(ascii: "\\"), b[end] >= 0x20 { end += 1 }
+        if end < b.count, b[end] == UInt8(ascii: "\"") {
+            guard let s = String(validating: UnsafeBufferPointer(rebasing: b[pos..<end]), as: UTF8.self) else {
+                pos = end
+                throw fail("invalid UTF-8 in string")
+            }
+            pos = end + 1
+            return s
+        }
         var out: [UInt8] = []
         var runStart = pos
         while true {
