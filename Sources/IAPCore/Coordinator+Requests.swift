@@ -23,32 +23,36 @@ extension Coordinator {
 
     /// Opens a system sheet; a `"sheet"` follows when the player closes it.
     /// One sheet at a time: `.busy` while another is up.
-    public func showSheet(_ sheet: StoreSheet) throws(IAPError) {
-        if case .refund(let id) = sheet {
+    public func showSheet(_ requested: StoreSheet) throws(IAPError) {
+        var sheet = requested
+        if case .refund(let id) = requested {
             // StoreKit's transaction IDs are UInt64s; the simulator's too.
-            guard !id.isEmpty, id.utf8.count <= 20, id.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), UInt64(id) != nil else {
+            // Written the way the "7" writes them (no leading zeros), so the
+            // "sheet" and the "revoked" that follows name it alike.
+            guard !id.isEmpty, id.utf8.count <= 20, id.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let n = UInt64(id) else {
                 throw IAPError(.invalidArgument, "transaction_id must be a store transaction ID: decimal digits, got \"\(id.prefix(40))\"")
             }
+            sheet = .refund(transactionID: String(n))
         }
         try store.validate(.sheet(sheet))
         try desk.openSheet(sheet.name)
         do throws(IAPError) {
-            try postGameJob { [self] in store.perform(.sheet(sheet)) }
+            let chosen = sheet
+            try postGameJob { [self] in store.perform(.sheet(chosen)) }
         } catch {
             desk.closeSheet()
             throw error
         }
     }
 
-    /// Shows every StoreKit message held because the config says `"defer"`;
-    /// each gets a `"storeMessage"` with state `"shown"`. Nothing held: nothing
-    /// happens.
+    /// Shows every StoreKit message held because the config says `"defer"`
+    /// (or because it could not be shown when it came); each one shown gets
+    /// a `"storeMessage"` with state `"shown"`. Nothing held: nothing happens.
     public func showStoreMessages() throws(IAPError) {
         try postGameJob { [self] in
-            let held = desk.takeHeldMessages()
+            let held = desk.heldMessageIDs()
             guard !held.isEmpty else { return }
-            store.perform(.showMessages(ids: held.map(\.id)))
-            for m in held { queue.push(Messages.storeMessage(id: m.id, reason: m.reason, state: "shown")) }
+            store.perform(.showMessages(ids: held))
         }
     }
 
@@ -63,12 +67,20 @@ extension Coordinator {
             desk.closeSheet()
             queue.push(Messages.sheet(sheet, outcome: outcome, message: message))
         case .storeMessage(let id, let reason):
+            // Held until the store says it was shown: a message is never
+            // reported shown that the player did not see.
+            desk.hold(id: id, reason: reason)
             switch config.storeMessages {
-            case .show:
-                store.perform(.showMessages(ids: [id]))
+            case .show: store.perform(.showMessages(ids: [id]))
+            case .defer: queue.push(Messages.storeMessage(id: id, reason: reason, state: "deferred"))
+            }
+        case .storeMessageShown(let id, let reason, let shown):
+            if shown {
+                guard desk.release(id: id) else { return }
                 queue.push(Messages.storeMessage(id: id, reason: reason, state: "shown"))
-            case .defer:
-                desk.hold(id: id, reason: reason)
+            } else {
+                // Not shown now (no scene in front): it waits for the game's
+                // next iap_show_store_messages.
                 queue.push(Messages.storeMessage(id: id, reason: reason, state: "deferred"))
             }
         default:
@@ -103,10 +115,14 @@ final class RequestDesk: @unchecked Sendable {
         }
     }
 
-    func takeHeldMessages() -> [(id: String, reason: String)] {
+    func heldMessageIDs() -> [String] { lock.withLock { held.map(\.id) } }
+
+    /// Drops a message the store has shown; false if it was not held (shown once).
+    func release(id: String) -> Bool {
         lock.withLock {
-            defer { held.removeAll() }
-            return held
+            guard let i = held.firstIndex(where: { $0.id == id }) else { return false }
+            held.remove(at: i)
+            return true
         }
     }
 }

@@ -505,7 +505,7 @@ public final class Coordinator: @unchecked Sendable {
             queue.push(Messages.storeStatus(canMakePayments: canPay, storefront: storefront, reason: reason))
         case .promoted(let productID, let offer):
             queue.push(Messages.promoted(productID: productID, offer: offer))
-        case .subscriptions, .appTransaction, .sheet, .storeMessage:
+        case .subscriptions, .appTransaction, .sheet, .storeMessage, .storeMessageShown:
             handleRequestAnswer(event)
         }
     }
@@ -675,6 +675,10 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     private func handleRevocation(_ t: StoreTransaction) {
+        // A revocation whose signature does not verify could be forged to
+        // take a paid item away: it takes nothing (and, like every
+        // unverified transaction, is never finished: C6).
+        guard t.verified else { return }
         guard outbox.liveRecords(transaction: t.id, flavor: .revocation).isEmpty else { return }
         if outbox.hasTombstone(transaction: t.id, flavor: .revocation) {
             if !outbox.isFinishPending(transaction: t.id) { store.finish(transactionID: t.id) }

@@ -63,8 +63,8 @@ public protocol Store: AnyObject, Sendable {
     func validate(_ request: StoreRequest) throws(IAPError)
 
     /// Answers `request` later through the sink: `.subscriptions`,
-    /// `.appTransaction`, `.sheet`. `.showMessages` shows held messages and
-    /// answers nothing.
+    /// `.appTransaction`, `.sheet`, and for `.showMessages` one
+    /// `.storeMessageShown` per message it held.
     func perform(_ request: StoreRequest)
 
     /// Drives a simulated store; other stores throw `.notSupported`.
@@ -133,6 +133,10 @@ public enum StoreEvent: Sendable {
     /// until `perform(.showMessages([id]))`; the coordinator asks at once or
     /// when the game says it is a good moment, as configured.
     case storeMessage(id: String, reason: String)
+    /// The answer to `perform(.showMessages)` for one message: `shown` false
+    /// when the store could not display it now (no scene in front); it then
+    /// stays held.
+    case storeMessageShown(id: String, reason: String, shown: Bool)
 }
 
 public enum ProductKind: String, Sendable, CaseIterable {

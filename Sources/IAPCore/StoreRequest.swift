@@ -48,9 +48,10 @@ public struct SubscriptionStatus: Sendable, Equatable {
     public var originalTransactionID: String
     public var expiresDateMs: Int64?
     public var willAutoRenew: Bool
-    /// Why it expired or will not renew: `autoRenewDisabled`, `billingError`,
-    /// `didNotConsentToPriceIncrease`, `productUnavailable`, `unknown`; nil
-    /// while it will renew.
+    /// Why the period ended or will end unrenewed: `autoRenewDisabled`,
+    /// `billingError` (also in grace and billing retry, while Apple still
+    /// tries, as StoreKit reports it), `didNotConsentToPriceIncrease`,
+    /// `productUnavailable`, `unknown`; nil while subscribed and renewing.
     public var expirationReason: String?
     /// End of the billing grace period while in one.
     public var gracePeriodExpiresDateMs: Int64?

@@ -34,19 +34,25 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     var autoRenewOff: Set<String> = []
     /// Subscription group -> product it changes to at the next renewal (downgrade).
     var nextRenewalProduct: [String: String] = [:]
-    /// Groups whose renewals fail to charge (billing_issue), and since when.
+    /// Groups whose renewals fail to charge (billing_issue) until the card
+    /// is fixed (billing_resolve) or a purchase in the group succeeds.
     var billingIssue: Set<String> = []
-    /// Groups with a price increase: the new price and whether the player
+    /// Products with a price increase: the new price and whether the player
     /// consented (price_increase; consent comes with the StoreKit message).
     var priceIncrease: [String: (price: String, agreed: Bool)] = [:]
+    /// Products whose agreed increase took effect: the price renewals charge.
+    var repriced: [String: String] = [:]
+    /// Subscriptions (their group's latest transaction) that ended for good:
+    /// billing retry ran out, or a price increase was not agreed. Never renewed.
+    var lapsed: [Int64: String] = [:]
     /// The app transaction: version and date the player first got the game.
     var originalApp: (version: String, dateMs: Int64)? = nil
     /// How the next sheet of each kind answers (sheet_next), this session.
     var sheetScript: [String: (outcome: String, productID: String?)] = [:]
     /// A sheet the player keeps up (sheet_next "hold") until sheet_close.
     var heldSheet: StoreSheet? = nil
-    /// StoreKit messages not shown yet: id -> (reason, group).
-    var heldMessages: [String: (reason: String, group: String)] = [:]
+    /// StoreKit messages not shown yet: id -> (reason, the group or product it is about).
+    var heldMessages: [String: (reason: String, subject: String)] = [:]
     var nextMessageNumber = 1
     /// The status of each group as last reported (changes are announced).
     var lastStatuses: [String: SubscriptionStatus] = [:]
@@ -158,13 +164,17 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                 if on { billingIssue.insert(g) } else { billingIssue.remove(g) }
             }
         case "priceinc":
-            if let g = e["group"]?.stringValue {
+            if let pid = e["product"]?.stringValue {
                 if let price = e["price"]?.stringValue {
-                    priceIncrease[g] = (price, e["agreed"]?.boolValue ?? false)
+                    priceIncrease[pid] = (price, e["agreed"]?.boolValue ?? false)
                 } else {
-                    priceIncrease[g] = nil
+                    priceIncrease[pid] = nil
                 }
             }
+        case "repriced":
+            if let pid = e["product"]?.stringValue, let price = e["price"]?.stringValue { repriced[pid] = price }
+        case "lapse":
+            if let id = e["id"]?.int64Value, let reason = e["reason"]?.stringValue { lapsed[id] = reason }
         case "app":
             if let v = e["version"]?.stringValue, let at = e["at"]?.int64Value { originalApp = (v, at) }
         case "fly":
@@ -239,10 +249,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             for st in statuses { lastStatuses[st.groupID] = st }
             // StoreKit sends a message again at launch while it still
             // matters: an unfixed billing issue, an unanswered price increase.
-            for g in billingIssue.sorted() { announceMessageLocked(reason: "billingIssue", group: g, &out) }
-            for g in priceIncrease.keys.sorted() where priceIncrease[g]?.agreed == false {
-                announceMessageLocked(reason: "priceIncreaseConsent", group: g, &out)
-            }
+            reannounceMessagesLocked(&out)
         }
         emit(out)
         let flights: [(key: Int64, productID: String, token: PurchaseToken, quantity: Int)] = lock.withLock {
@@ -541,6 +548,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             if let current = activeSubscriptionLocked(group: g) { txns[current.id]?.upgraded = true }
             autoRenewOff.remove(g)
             nextRenewalProduct[g] = nil
+            if verified { clearOnPurchaseLocked(group: g, product: p.id) }
         }
         insert(t)
         return t
@@ -589,50 +597,29 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     func latestInGroupLocked(_ group: String) -> SimTransaction? {
         var best: SimTransaction? = nil
         for id in ownable {
-            guard let t = txns[id], t.kind == .autoRenewableSubscription, !t.upgraded,
+            // A forged (unverified) transaction is no subscription of the App Store's.
+            guard let t = txns[id], t.kind == .autoRenewableSubscription, !t.upgraded, t.verified,
                   catalog.product(t.productID)?.subscriptionGroupID == group else { continue }
             if best == nil || t.purchaseMs >= best!.purchaseMs { best = t }
         }
         return best
     }
 
-    /// Renews every subscription whose period ended while auto-renew is on
-    /// (each renewal a new transaction with the same original ID).
+    /// Renews every subscription whose period ended while it can renew
+    /// (each renewal a new transaction with the same original ID), then ends
+    /// those that can no longer renew (SimulatedStore+Billing.swift).
     func processClockLocked(_ out: inout [StoreEvent], announce: Bool) {
         let now = nowLocked()
-        let groups = Set(catalog.products.compactMap { $0.kind == .autoRenewableSubscription ? $0.subscriptionGroupID : nil })
-        for g in groups.sorted() {
+        for g in subscriptionGroups {
             var renewals = 0
-            while renewals < 1000, renewsLocked(group: g), let last = latestInGroupLocked(g), last.revokedMs == nil,
+            while renewals < 1000, let last = latestInGroupLocked(g), renewsLocked(group: g, last), last.revokedMs == nil,
                   let exp = last.expiresMs, exp <= now {
-                let productID = nextRenewalProduct[g] ?? last.productID
-                guard let p = catalog.product(productID) else { break }
-                var t = SimTransaction(id: nextTxnID, originalID: last.originalID, productID: p.id, kind: p.kind,
-                                       purchaseMs: exp, price: priceIncrease[g]?.price ?? p.price)
-                t.expiresMs = (ISODuration(p.subscriptionPeriod ?? "P1M") ?? ISODuration("P1M")!).added(to: exp)
-                t.token = last.token
-                t.storeInitiated = true
-                do throws(IAPError) { try persist([t.encoded()]) } catch { break }
-                insert(t)
-                nextRenewalProduct[g] = nil
-                if priceIncrease[g] != nil {
-                    // The renewal charged the new price: the increase is done.
-                    try? persist([event("priceinc") { $0.string("group", g) }])
-                    priceIncrease[g] = nil
-                }
+                guard renewLocked(group: g, after: last, startMs: exp, &out) else { break }
                 renewals += 1
-                var st = t.storeTransaction(currency: currency)
-                st.isRenewal = true
-                out.append(.transaction(st, .update))
             }
+            lapseIfEndedLocked(group: g, now: now)
         }
         if announce { appendEntitlementChangeLocked(&out) }
-    }
-
-    /// Whether the group's next renewal can charge: auto-renew on, no
-    /// billing issue, no price increase the player has not consented to.
-    func renewsLocked(group g: String) -> Bool {
-        !autoRenewOff.contains(g) && !billingIssue.contains(g) && (priceIncrease[g].map { $0.agreed } ?? true)
     }
 
     /// Reports entitlements when they changed since last reported.

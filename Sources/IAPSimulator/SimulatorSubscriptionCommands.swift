@@ -9,51 +9,44 @@ enum SimulatorSubscriptionCommands {
             // The payment method fails: the group's next renewal cannot charge
             // (billing retry; a grace period where the catalog enables it).
             let g = try group(o, s, op)
-            try s.persist([event("billing") { $0.string("group", g); $0.bool("on", true) }])
             if !s.billingIssue.contains(g) {
+                try s.persist([event("billing") { $0.string("group", g); $0.bool("on", true) }])
                 s.billingIssue.insert(g)
-                s.announceMessageLocked(reason: "billingIssue", group: g, &out)
+                // StoreKit tells a subscriber; nobody else has anything to fix.
+                let state = s.statusLocked(group: g).state
+                if state == "subscribed" || state == "inGracePeriod" || state == "inBillingRetryPeriod" {
+                    s.announceMessageLocked(reason: "billingIssue", subject: g, &out)
+                }
             }
             s.processClockLocked(&out, announce: true)
-            s.appendStatusChangeLocked(&out)
             return ok(s, g)
         case "billing_resolve":
-            // The player fixed the payment method: a renewal in grace keeps
-            // its dates (Apple charges the missed period); one in billing
-            // retry starts a new period now.
+            // The player fixed the payment method. In grace the missed renewal
+            // is charged from the old end date (processClockLocked); in billing
+            // retry a new period starts now; once retry ran out (or with
+            // auto-renew off, or an increase not agreed) nothing is charged.
             let g = try group(o, s, op)
             guard s.billingIssue.contains(g) else { return ok(s, g) }
             let retrying = s.statusLocked(group: g).state == "inBillingRetryPeriod"
             try s.persist([event("billing") { $0.string("group", g); $0.bool("on", false) }])
             s.billingIssue.remove(g)
-            if retrying, let last = s.latestInGroupLocked(g), let p = s.catalog.product(s.nextRenewalProduct[g] ?? last.productID) {
-                let now = s.nowLocked()
-                var t = SimTransaction(id: s.nextTxnID, originalID: last.originalID, productID: p.id, kind: p.kind,
-                                       purchaseMs: now, price: s.priceIncrease[g]?.price ?? p.price)
-                t.expiresMs = (ISODuration(p.subscriptionPeriod ?? "P1M") ?? ISODuration("P1M")!).added(to: now)
-                t.token = last.token
-                t.storeInitiated = true
-                try s.persist([t.encoded()])
-                s.insert(t)
-                var st = t.storeTransaction(currency: s.currency)
-                st.isRenewal = true
-                out.append(.transaction(st, .update))
+            if retrying, let last = s.latestInGroupLocked(g), s.renewsLocked(group: g, last) {
+                s.renewLocked(group: g, after: last, startMs: s.nowLocked(), &out)
             }
             s.processClockLocked(&out, announce: true)
-            s.appendStatusChangeLocked(&out)
             return ok(s, g)
         case "price_increase":
             // Apple raises the subscription's price; the player must consent
             // (a StoreKit message) or the subscription ends at its renewal.
-            let g = try group(o, s, op)
+            let pid = try product(o, s, op)
             guard let price = o["price"]?.stringValue.flatMap(Price.normalize) else {
                 throw IAPError(.badJSON, "price_increase needs \"price\": the new price as a decimal string such as \"5.99\"")
             }
-            try s.persist([event("priceinc") { $0.string("group", g); $0.string("price", price); $0.bool("agreed", false) }])
-            s.priceIncrease[g] = (price, false)
-            s.announceMessageLocked(reason: "priceIncreaseConsent", group: g, &out)
+            try s.persist([event("priceinc") { $0.string("product", pid); $0.string("price", price); $0.bool("agreed", false) }])
+            s.priceIncrease[pid] = (price, false)
+            s.announceMessageLocked(reason: "priceIncreaseConsent", subject: pid, &out)
             s.appendStatusChangeLocked(&out)
-            return ok(s, g)
+            return .object(["ok": .bool(true), "status": Messages.describe(s.statusLocked(group: try group(o, s, op)))])
         case "sheet_next":
             // How the player answers the next sheet of a kind.
             guard let sheet = o["sheet"]?.stringValue, let outcome = o["outcome"]?.stringValue else {
@@ -105,13 +98,20 @@ enum SimulatorSubscriptionCommands {
         }
     }
 
-    private static func group(_ o: [String: JSONValue], _ s: SimulatedStore, _ op: String) throws(IAPError) -> String {
+    /// The auto-renewable subscription `"productID"` names.
+    private static func product(_ o: [String: JSONValue], _ s: SimulatedStore, _ op: String) throws(IAPError) -> String {
         guard let pid = o["productID"]?.stringValue else { throw IAPError(.badJSON, "\(op) needs \"productID\"") }
         guard let p = s.catalog.product(pid) else { throw IAPError(.unknownProduct, "product \"\(pid)\" is not in the catalog") }
-        guard p.kind == .autoRenewableSubscription, let g = p.subscriptionGroupID else {
+        guard p.kind == .autoRenewableSubscription, p.subscriptionGroupID != nil else {
             throw IAPError(.invalidArgument, "\(pid) is not an auto-renewable subscription")
         }
-        return g
+        return pid
+    }
+
+    /// The group of the subscription `"productID"` names.
+    private static func group(_ o: [String: JSONValue], _ s: SimulatedStore, _ op: String) throws(IAPError) -> String {
+        let pid = try product(o, s, op)
+        return s.catalog.product(pid)?.subscriptionGroupID ?? ""
     }
 
     private static func ok(_ s: SimulatedStore, _ g: String) -> JSONValue {

@@ -42,9 +42,11 @@ enum StoreKitStatusMapping {
     /// member's): the one that grants the most.
     static func best(_ list: [Product.SubscriptionInfo.Status], groupID: String) -> SubscriptionStatus {
         let mapped = list.map { status($0, groupID: groupID) }
+        // One that grants access first (verified, subscribed or in grace),
+        // then by state, then verified over not.
         let rank = ["subscribed": 0, "inGracePeriod": 1, "inBillingRetryPeriod": 2, "expired": 3, "revoked": 4]
-        return mapped.min { (rank[$0.state] ?? 5, $0.verified ? 0 : 1) < (rank[$1.state] ?? 5, $1.verified ? 0 : 1) }
-            ?? SubscriptionStatus(groupID: groupID, state: "none")
+        func key(_ s: SubscriptionStatus) -> (Int, Int, Int) { (s.grantsAccess ? 0 : 1, rank[s.state] ?? 5, s.verified ? 0 : 1) }
+        return mapped.min { key($0) < key($1) } ?? SubscriptionStatus(groupID: groupID, state: "none")
     }
 
     /// `RenewalState` is a struct of static values (18.1:1445), not an enum.

@@ -66,14 +66,21 @@ extension StoreKitStore {
             #if !canImport(StoreKit) || os(iOS)
             let held = messageShelf.take(ids)
             guard !held.isEmpty else { return }
-            tasks.spawn { @MainActor in
-                guard #available(iOS 16.0, *), let scene = StoreKitStore.foregroundScene() else { return }
+            tasks.spawn { @MainActor [self] in
+                let scene = StoreKitStore.foregroundScene()
                 for m in held {
-                    // A message the system cannot show now is dropped; StoreKit
-                    // sends it again later if it still matters.
-                    if let message = m as? Message { try? message.display(in: scene) }
+                    var shown = false
+                    if #available(iOS 16.0, *), let scene, let message = m.message as? Message {
+                        shown = (try? message.display(in: scene)) != nil
+                    }
+                    // Not shown (no scene in front, or StoreKit refused): back
+                    // on the shelf for the game's next iap_show_store_messages.
+                    if !shown { messageShelf.putBack(m) }
+                    emit(.storeMessageShown(id: m.id, reason: m.reason, shown: shown))
                 }
             }
+            #else
+            for id in ids { emit(.storeMessageShown(id: id, reason: "generic", shown: false)) }
             #endif
         }
     }
@@ -133,12 +140,16 @@ extension StoreKitStore {
     }
 
     /// `Status.updates` (iOS 15): each change, from `iap_open` to `iap_close`.
+    /// An update names one of the group's statuses (the player's own, or a
+    /// family member's); the group's best is read again and reported.
     func listenForStatusChanges() {
         tasks.spawn { [weak self] in
             for await status in Product.SubscriptionInfo.Status.updates {
                 guard let self, !Task.isCancelled else { return }
-                let g = status.transaction.unsafePayloadValue.subscriptionGroupID ?? ""
-                self.emit(.subscriptions([StoreKitStatusMapping.status(status, groupID: g)], invalid: [], reason: "change"))
+                guard let g = status.transaction.unsafePayloadValue.subscriptionGroupID, !g.isEmpty else { continue }
+                let all = (try? await Product.SubscriptionInfo.status(for: g)) ?? [status]
+                self.emit(.subscriptions([StoreKitStatusMapping.best(all.isEmpty ? [status] : all, groupID: g)],
+                                         invalid: [], reason: "change"))
             }
         }
     }
@@ -153,8 +164,9 @@ extension StoreKitStore {
         tasks.spawn { [weak self] in
             for await message in Message.messages {
                 guard let self, !Task.isCancelled else { return }
-                let id = self.messageShelf.put(message)
-                self.emit(.storeMessage(id: id, reason: StoreKitStore.reason(message.reason)))
+                let reason = StoreKitStore.reason(message.reason)
+                let id = self.messageShelf.put(message, reason: reason)
+                self.emit(.storeMessage(id: id, reason: reason))
             }
         }
     }
@@ -203,23 +215,31 @@ extension StoreKitStore {
 }
 
 /// StoreKit messages announced and not shown yet, by the ID the game sees.
-/// Values are `Message`s (iOS 16), kept as `Any` so the store compiles for
+/// Messages are `Message`s (iOS 16), kept as `Any` so the store compiles for
 /// iOS 15.
 final class MessageShelf: @unchecked Sendable {
+    struct Held: @unchecked Sendable {
+        let id: String
+        let reason: String
+        let message: Any
+    }
+
     private let lock = Lock()
-    private var held: [String: Any] = [:]
+    private var held: [String: Held] = [:]
     private var next = 1
 
-    func put(_ message: Any) -> String {
+    func put(_ message: Any, reason: String) -> String {
         lock.withLock {
             let id = "m\(next)"
             next += 1
-            held[id] = message
+            held[id] = Held(id: id, reason: reason, message: message)
             return id
         }
     }
 
-    func take(_ ids: [String]) -> [Any] {
+    func take(_ ids: [String]) -> [Held] {
         lock.withLock { ids.compactMap { held.removeValue(forKey: $0) } }
     }
+
+    func putBack(_ m: Held) { lock.withLock { held[m.id] = m } }
 }

@@ -88,7 +88,7 @@ struct SubscriptionStatusTests {
         #expect(b.results(after).isEmpty, "no renewal charged")
         let g = try #require(Self.group(Self.of(after, "subscription").last))
         #expect(g["state"]?.stringValue == "inBillingRetryPeriod" && g["active"] == .bool(false))
-        #expect(g["willAutoRenew"] == .bool(true), "Apple keeps trying")
+        #expect(g["willAutoRenew"] == .bool(true) && g["expirationReason"]?.stringValue == "billingError", "Apple keeps trying")
         let ent = try #require(Self.of(after, "entitlements").last)
         #expect(ent["items"]?.arrayValue?.isEmpty == true, "no access in billing retry")
         _ = try b.sim(#"{"op":"advance","seconds":\#(61 * Self.day)}"#)

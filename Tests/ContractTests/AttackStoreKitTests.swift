@@ -1,0 +1,100 @@
+#if !canImport(StoreKit)
+import Foundation
+import IAPCore
+@testable import IAPStoreKit
+@testable import StoreKitStandIn
+import Testing
+
+extension StoreContract {
+    /// Attacks on the StoreKit backend's subscription status and StoreKit
+    /// messages (issue 13 part B), over the stand-in. A failure is a defect
+    /// (see the review report).
+    @Suite("Attack: StoreKit requests (stand-in)")
+    struct AttackStoreKitTests {
+        func launch(_ env: Env) async throws -> (TestBridge, StoreKitStore) {
+            try await StoreKitBackend().launchStandIn(env)
+        }
+
+        static let vipGroup = StoreKitBackend.catalogProducts().first { $0.id == "vip_monthly" }?.subscription?.subscriptionGroupID ?? ""
+
+        func subscribe(_ b: TestBridge) async throws {
+            let key = try b.buy("vip_monthly", 1_820_000_000_001)
+            _ = try #require(await b.result(key: key))
+            try b.confirm(key)
+        }
+
+        func lastGroup(_ b: TestBridge) -> JSONValue? { b.messages(type: "subscription").last?["groups"]?.arrayValue?.first }
+
+        @Test("billing retry as StoreKit reports it: willAutoRenew true with expirationReason billingError (the simulator says the same)")
+        func expirationReasonWhileRenewing() async throws {
+            let env = StoreKitBackend().freshEnv()
+            let (b, _) = try await launch(env)
+            try await subscribe(b)
+            StandIn.setRenewal(group: Self.vipGroup, StandIn.Renewal(state: .inBillingRetryPeriod, willAutoRenew: true,
+                                                                      expirationReason: .billingError, isInBillingRetry: true))
+            await b.wait(for: "billing retry") { _ in self.lastGroup(b)?["state"]?.stringValue == "inBillingRetryPeriod" }
+            let g = try #require(lastGroup(b))
+            #expect(g["willAutoRenew"] == .bool(true) && g["expirationReason"]?.stringValue == "billingError")
+            #expect(g["active"] == .bool(false))
+            b.close()
+        }
+
+        @Test("the \"best\" of a group's statuses is one that grants access: a verified grace period beats an unverified subscribed")
+        func bestPrefersVerified() async throws {
+            let env = StoreKitBackend().freshEnv()
+            let (b, _) = try await launch(env)
+            try await subscribe(b)
+            let real = try #require(try await Product.SubscriptionInfo.status(for: Self.vipGroup).first)
+            let t = real.transaction.unsafePayloadValue
+            let r = real.renewalInfo.unsafePayloadValue
+            let forgedSubscribed = Product.SubscriptionInfo.Status(state: .subscribed, transaction: .unverified(t, .invalidSignature),
+                                                                   renewalInfo: .unverified(r, .invalidSignature))
+            let verifiedGrace = Product.SubscriptionInfo.Status(state: .inGracePeriod, transaction: .verified(t), renewalInfo: .verified(r))
+            let best = StoreKitStatusMapping.best([forgedSubscribed, verifiedGrace], groupID: Self.vipGroup)
+            #expect(best.grantsAccess, "best chose state \(best.state) verified \(best.verified): the player loses access")
+            b.close()
+        }
+
+        @Test("a StoreKit message the SDK reports \"shown\" is displayed (no foreground scene at that moment: reported shown, never displayed)")
+        func shownWithoutScene() async throws {
+            let env = StoreKitBackend().freshEnv()
+            let (b, _) = try await launch(env)
+            StandIn.screen = .backgroundOnly
+            StandIn.sendMessage(.billingIssue)
+            await b.wait(for: "the message") { ms in ms.contains { $0["type"]?.stringValue == "storeMessage" } }
+            let m = try #require(b.messages(type: "storeMessage").first)
+            try? await Task.sleep(nanoseconds: 200_000_000)
+            StandIn.screen = .foregroundWithKeyWindow
+            try b.c.showStoreMessages()
+            try? await Task.sleep(nanoseconds: 500_000_000)
+            if m["state"]?.stringValue == "shown" {
+                #expect(StandIn.displayedMessages == ["billingIssue"],
+                        "the game was told \"shown\" but StoreKit displayed \(StandIn.displayedMessages); the message is gone from the shelf")
+            }
+            b.close()
+        }
+
+        @Test("deferred: iap_show_store_messages while no scene is in front reports \"shown\" and loses the message")
+        func deferredShownWithoutScene() async throws {
+            let env = StoreKitBackend().freshEnv()
+            env.deferStoreMessages = true
+            let (b, _) = try await launch(env)
+            StandIn.sendMessage(.priceIncreaseConsent)
+            await b.wait(for: "deferred") { ms in ms.contains { $0["type"]?.stringValue == "storeMessage" } }
+            StandIn.screen = .noScene
+            try b.c.showStoreMessages()
+            await b.wait(for: "shown") { _ in b.messages(type: "storeMessage").count == 2 }
+            try? await Task.sleep(nanoseconds: 200_000_000)
+            StandIn.screen = .foregroundWithKeyWindow
+            try b.c.showStoreMessages()
+            try? await Task.sleep(nanoseconds: 500_000_000)
+            let states = b.messages(type: "storeMessage").map { $0["state"]?.stringValue ?? "" }
+            if states.last == "shown" {
+                #expect(StandIn.displayedMessages == ["priceIncreaseConsent"],
+                        "states \(states) but displayed \(StandIn.displayedMessages)")
+            }
+            b.close()
+        }
+    }
+}
+#endif
