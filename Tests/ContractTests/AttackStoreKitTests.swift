@@ -15,15 +15,11 @@ extension StoreContract {
             try await StoreKitBackend().launchStandIn(env)
         }
 
-        static let vipGroup = StoreKitBackend.catalogProducts().first { $0.id == "vip_monthly" }?.subscription?.subscriptionGroupID ?? ""
+        static let vipGroup = StandInSubscription.vipGroup
 
-        func subscribe(_ b: TestBridge) async throws {
-            let key = try b.buy("vip_monthly", 1_820_000_000_001)
-            _ = try #require(await b.result(key: key))
-            try b.confirm(key)
-        }
+        func subscribe(_ b: TestBridge) async throws { try await StandInSubscription.subscribe(b) }
 
-        func lastGroup(_ b: TestBridge) -> JSONValue? { b.messages(type: "subscription").last?["groups"]?.arrayValue?.first }
+        func lastGroup(_ b: TestBridge) -> JSONValue? { StandInSubscription.lastGroup(b) }
 
         @Test("billing retry as StoreKit reports it: willAutoRenew true with expirationReason billingError (the simulator says the same)")
         func expirationReasonWhileRenewing() async throws {

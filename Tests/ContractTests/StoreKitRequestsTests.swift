@@ -15,16 +15,11 @@ extension StoreContract {
             try await StoreKitBackend().launchStandIn(env)
         }
 
-        static let vipGroup = StoreKitBackend.catalogProducts().first { $0.id == "vip_monthly" }?.subscription?.subscriptionGroupID ?? ""
+        static let vipGroup = StandInSubscription.vipGroup
 
-        func subscribe(_ b: TestBridge) async throws -> JSONValue {
-            let key = try b.buy("vip_monthly", 1_820_000_000_001)
-            let r = try #require(await b.result(key: key))
-            try b.confirm(key)
-            return r
-        }
+        func subscribe(_ b: TestBridge) async throws -> JSONValue { try await StandInSubscription.subscribe(b) }
 
-        func lastGroup(_ b: TestBridge) -> JSONValue? { b.messages(type: "subscription").last?["groups"]?.arrayValue?.first }
+        func lastGroup(_ b: TestBridge) -> JSONValue? { StandInSubscription.lastGroup(b) }
 
         @Test("iOS 15: the app transaction and the offer code sheet answer IAP_E_NOT_SUPPORTED; messages are left to StoreKit (no listener)")
         func iOS15() async throws {
