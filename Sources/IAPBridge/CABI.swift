@@ -13,7 +13,6 @@ import IAPCore
 // header's codes and never traps on caller input.
 
 private let maxJSONBytes = 64 * 1024
-private let maxProductListBytes = 256 * 1024
 private let maxProductIDBytes = 256
 
 @_cdecl("iap_version")
@@ -67,18 +66,7 @@ public func iap_close(_ b: OpaquePointer?) -> Int32 {
 @_cdecl("iap_request_products")
 public func iap_request_products(_ b: OpaquePointer?, _ idsJSON: UnsafePointer<CChar>?) -> Int32 {
     withBridge("iap_request_products", b) { (c: Coordinator) throws(IAPError) in
-        let bytes = try CStrings.bytes(idsJSON, name: "product_ids_json", limit: maxProductListBytes)
-        let v: JSONValue
-        do { v = try JSONParser.parse(bytes: bytes) } catch {
-            throw IAPError(.badJSON, "product_ids_json is not valid JSON: \(error)")
-        }
-        guard let array = v.arrayValue else { throw IAPError(.badJSON, "product_ids_json must be a JSON array of strings") }
-        var ids: [String] = []
-        for e in array {
-            guard let s = e.stringValue else { throw IAPError(.badJSON, "product_ids_json must contain only strings") }
-            ids.append(s)
-        }
-        try c.requestProducts(ids)
+        try c.requestProducts(try CStrings.productIDs(idsJSON))
     }
 }
 

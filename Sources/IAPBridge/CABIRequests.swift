@@ -3,25 +3,11 @@ import IAPCore
 // The C ABI of the store requests beyond buying (include/iap_bridge.h,
 // "Subscriptions, app transaction, sheets, StoreKit messages").
 
-private let maxProductListBytes = 256 * 1024
-
 @_cdecl("iap_subscription_status")
 public func iap_subscription_status(_ b: OpaquePointer?, _ idsJSON: UnsafePointer<CChar>?) -> Int32 {
     withBridge("iap_subscription_status", b) { (c: Coordinator) throws(IAPError) in
-        var ids: [String] = []
-        if let idsJSON {
-            let bytes = try CStrings.bytes(idsJSON, name: "product_ids_json", limit: maxProductListBytes)
-            let v: JSONValue
-            do { v = try JSONParser.parse(bytes: bytes) } catch {
-                throw IAPError(.badJSON, "product_ids_json is not valid JSON: \(error)")
-            }
-            guard let array = v.arrayValue else { throw IAPError(.badJSON, "product_ids_json must be a JSON array of strings") }
-            for e in array {
-                guard let s = e.stringValue else { throw IAPError(.badJSON, "product_ids_json must contain only strings") }
-                ids.append(s)
-            }
-        }
-        try c.subscriptionStatus(productIDs: ids)
+        // NULL: every group the player ever subscribed in.
+        try c.subscriptionStatus(productIDs: idsJSON == nil ? [] : try CStrings.productIDs(idsJSON))
     }
 }
 

@@ -25,6 +25,24 @@ enum CStrings {
         return s
     }
 
+    /// Product IDs: a NUL-terminated JSON array of strings, such as
+    /// `["coins_100","remove_ads"]` (`product_ids_json` of the header).
+    static let maxProductListBytes = 256 * 1024
+    static func productIDs(_ p: UnsafePointer<CChar>?, name: String = "product_ids_json") throws(IAPError) -> [String] {
+        let bytes = try CStrings.bytes(p, name: name, limit: maxProductListBytes)
+        let v: JSONValue
+        do { v = try JSONParser.parse(bytes: bytes) } catch {
+            throw IAPError(.badJSON, "\(name) is not valid JSON: \(error)")
+        }
+        guard let array = v.arrayValue else { throw IAPError(.badJSON, "\(name) must be a JSON array of strings") }
+        var ids: [String] = []
+        for e in array {
+            guard let s = e.stringValue else { throw IAPError(.badJSON, "\(name) must contain only strings") }
+            ids.append(s)
+        }
+        return ids
+    }
+
     /// A malloc'd NUL-terminated copy, for the caller to free with iap_free.
     static func duplicate(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar>? {
         guard let raw = malloc(bytes.count + 1) else { return nil }

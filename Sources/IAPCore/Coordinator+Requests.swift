@@ -6,10 +6,7 @@ extension Coordinator {
     /// Asks for the status of the subscription groups of `productIDs` (all
     /// groups the player ever subscribed in when empty): a `"subscription"`.
     public func subscriptionStatus(productIDs: [String]) throws(IAPError) {
-        guard productIDs.count <= 1000 else {
-            throw IAPError(.invalidArgument, "at most 1000 product IDs per request, got \(productIDs.count)")
-        }
-        for id in productIDs { try Coordinator.validateProductID(id) }
+        try Coordinator.validateProductIDs(productIDs)
         let request = StoreRequest.subscriptionStatus(productIDs: productIDs)
         try store.validate(request)
         try postGameJob { [self] in store.perform(request) }
@@ -24,25 +21,27 @@ extension Coordinator {
     /// Opens a system sheet; a `"sheet"` follows when the player closes it.
     /// One sheet at a time: `.busy` while another is up.
     public func showSheet(_ requested: StoreSheet) throws(IAPError) {
-        var sheet = requested
-        if case .refund(let id) = requested {
-            // StoreKit's transaction IDs are UInt64s; the simulator's too.
-            // Written the way the "7" writes them (no leading zeros), so the
-            // "sheet" and the "revoked" that follows name it alike.
-            guard !id.isEmpty, id.utf8.count <= 20, id.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let n = UInt64(id) else {
-                throw IAPError(.invalidArgument, "transaction_id must be a store transaction ID: decimal digits, got \"\(id.prefix(40))\"")
-            }
-            sheet = .refund(transactionID: String(n))
-        }
+        let sheet = try Coordinator.checked(requested)
         try store.validate(.sheet(sheet))
         try desk.openSheet(sheet.name)
         do throws(IAPError) {
-            let chosen = sheet
-            try postGameJob { [self] in store.perform(.sheet(chosen)) }
+            try postGameJob { [self] in store.perform(.sheet(sheet)) }
         } catch {
             desk.closeSheet()
             throw error
         }
+    }
+
+    /// A refund's transaction ID must be a store transaction ID (a UInt64,
+    /// StoreKit's and the simulator's); it is written the way the "7" writes
+    /// it (no leading zeros), so the "sheet" and the "revoked" that follows
+    /// name it alike.
+    static func checked(_ sheet: StoreSheet) throws(IAPError) -> StoreSheet {
+        guard case .refund(let id) = sheet else { return sheet }
+        guard !id.isEmpty, id.utf8.count <= 20, id.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let n = UInt64(id) else {
+            throw IAPError(.invalidArgument, "transaction_id must be a store transaction ID: decimal digits, got \"\(id.prefix(40))\"")
+        }
+        return .refund(transactionID: String(n))
     }
 
     /// Shows every StoreKit message held because the config says `"defer"`

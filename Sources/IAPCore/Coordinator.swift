@@ -160,9 +160,14 @@ public final class Coordinator: @unchecked Sendable {
         guard id.utf8.count <= 256 else { throw IAPError(.invalidArgument, "product ID is longer than 256 bytes") }
     }
 
-    public func requestProducts(_ ids: [String]) throws(IAPError) {
+    /// A request's product IDs: at most 1000, each valid.
+    static func validateProductIDs(_ ids: [String]) throws(IAPError) {
         guard ids.count <= 1000 else { throw IAPError(.invalidArgument, "at most 1000 product IDs per request, got \(ids.count)") }
-        for id in ids { try Coordinator.validateProductID(id) }
+        for id in ids { try validateProductID(id) }
+    }
+
+    public func requestProducts(_ ids: [String]) throws(IAPError) {
+        try Coordinator.validateProductIDs(ids)
         try postGameJob { [self] in store.requestProducts(ids) }
     }
 
