@@ -48,11 +48,7 @@ extension Coordinator {
     /// (or because it could not be shown when it came); each one shown gets
     /// a `"storeMessage"` with state `"shown"`. Nothing held: nothing happens.
     public func showStoreMessages() throws(IAPError) {
-        try postGameJob { [self] in
-            let held = desk.heldMessageIDs()
-            guard !held.isEmpty else { return }
-            store.perform(.showMessages(ids: held))
-        }
+        try postGameJob { [self] in store.perform(.showMessages) }
     }
 
     /// On the SDK thread: the answers to the requests above.
@@ -66,35 +62,27 @@ extension Coordinator {
             desk.closeSheet()
             queue.push(Messages.sheet(sheet, outcome: outcome, message: message))
         case .storeMessage(let id, let reason):
-            // Held until the store says it was shown: a message is never
+            // The store holds it until it was shown: a message is never
             // reported shown that the player did not see.
-            desk.hold(id: id, reason: reason)
             switch config.storeMessages {
-            case .show: store.perform(.showMessages(ids: [id]))
+            case .show: store.perform(.showMessages)
             case .defer: queue.push(Messages.storeMessage(id: id, reason: reason, state: "deferred"))
             }
         case .storeMessageShown(let id, let reason, let shown):
-            if shown {
-                guard desk.release(id: id) else { return }
-                queue.push(Messages.storeMessage(id: id, reason: reason, state: "shown"))
-            } else {
-                // Not shown now (no scene in front): it waits for the game's
-                // next iap_show_store_messages.
-                queue.push(Messages.storeMessage(id: id, reason: reason, state: "deferred"))
-            }
+            // Not shown now (no scene in front): it waits for the game's
+            // next iap_show_store_messages.
+            queue.push(Messages.storeMessage(id: id, reason: reason, state: shown ? "shown" : "deferred"))
         default:
             assertionFailure("not a request's answer: \(event)")
         }
     }
 }
 
-/// The sheet that is up (checked on the game's thread) and the StoreKit
-/// messages held for the game (touched on the SDK thread; locked anyway, the
-/// lock is never held across a call out).
+/// The sheet that is up: set on the game's thread, cleared on the SDK
+/// thread when the store answers (the lock is never held across a call out).
 final class RequestDesk: @unchecked Sendable {
     private let lock = Lock()
     private var sheetUp: String? = nil
-    private var held: [(id: String, reason: String)] = []
 
     func openSheet(_ name: String) throws(IAPError) {
         try lock.withLock { () throws(IAPError) in
@@ -106,22 +94,4 @@ final class RequestDesk: @unchecked Sendable {
     }
 
     func closeSheet() { lock.withLock { sheetUp = nil } }
-
-    func hold(id: String, reason: String) {
-        lock.withLock {
-            // A store that announces the same message twice holds it once.
-            if !held.contains(where: { $0.id == id }) { held.append((id, reason)) }
-        }
-    }
-
-    func heldMessageIDs() -> [String] { lock.withLock { held.map(\.id) } }
-
-    /// Drops a message the store has shown; false if it was not held (shown once).
-    func release(id: String) -> Bool {
-        lock.withLock {
-            guard let i = held.firstIndex(where: { $0.id == id }) else { return false }
-            held.remove(at: i)
-            return true
-        }
-    }
 }

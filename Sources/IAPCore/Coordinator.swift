@@ -27,8 +27,7 @@ public final class Coordinator: @unchecked Sendable {
     public let openReport: Outbox.OpenReport
     public let executor: Executor
     private let thread: SDKThread?
-    /// The sheet that is up and the StoreKit messages held for the game
-    /// (Coordinator+Requests.swift).
+    /// The sheet that is up (Coordinator+Requests.swift).
     let desk = RequestDesk()
 
     // MARK: Game-facing state, under `gate` (short, never across I/O)

@@ -130,12 +130,12 @@ public enum StoreEvent: Sendable {
     case sheet(StoreSheet, outcome: String, message: String?)
     /// StoreKit has a message for the player (`billingIssue`,
     /// `priceIncreaseConsent`, `winBackOffer`, `generic`). The store holds it
-    /// until `perform(.showMessages([id]))`; the coordinator asks at once or
+    /// until `perform(.showMessages)`; the coordinator asks at once or
     /// when the game says it is a good moment, as configured.
     case storeMessage(id: String, reason: String)
     /// The answer to `perform(.showMessages)` for one message: `shown` false
     /// when the store could not display it now (no scene in front); it then
-    /// stays held.
+    /// stays held. A message is reported shown once: the store then drops it.
     case storeMessageShown(id: String, reason: String, shown: Bool)
 }
 

@@ -11,8 +11,9 @@ public enum StoreRequest: Sendable, Equatable {
     case appTransaction
     /// A system sheet. Answered by `.sheet` once the player closed it.
     case sheet(StoreSheet)
-    /// Shows the held StoreKit messages with these IDs (`.storeMessage`).
-    case showMessages(ids: [String])
+    /// Shows every StoreKit message the store holds (announced by
+    /// `.storeMessage`, not shown yet); each answers `.storeMessageShown`.
+    case showMessages
 }
 
 /// The system sheets a game can open.

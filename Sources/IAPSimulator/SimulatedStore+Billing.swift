@@ -179,7 +179,7 @@ extension SimulatedStore {
 
     /// The status of every group the player ever subscribed in.
     func subscribedStatusesLocked() -> [SubscriptionStatus] {
-        subscriptionGroups.filter { latestInGroupLocked($0) != nil }.map { statusLocked(group: $0) }
+        subscriptionGroups.map { statusLocked(group: $0) }.filter { $0.state != "none" }
     }
 
     /// Reports the groups whose status changed since last reported.

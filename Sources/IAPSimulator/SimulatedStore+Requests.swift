@@ -42,8 +42,8 @@ extension SimulatedStore {
                     return
                 }
                 answerSheetLocked(sheet, script, &out)
-            case .showMessages(let ids):
-                for id in ids {
+            case .showMessages:
+                for id in heldMessages.keys.sorted(by: SimulatedStore.messageOrder) {
                     guard let m = heldMessages[id] else { continue }
                     // The simulated player agrees to what the message asks.
                     if m.reason == "priceIncreaseConsent", let inc = priceIncrease[m.subject], !inc.agreed {
@@ -62,6 +62,11 @@ extension SimulatedStore {
             }
         }
         emit(out)
+    }
+
+    /// Messages in the order they came ("m2" before "m10").
+    static func messageOrder(_ a: String, _ b: String) -> Bool {
+        (Int(a.dropFirst()) ?? 0, a) < (Int(b.dropFirst()) ?? 0, b)
     }
 
     /// Whether the player has `p` now: an owned non-consumable, or a running

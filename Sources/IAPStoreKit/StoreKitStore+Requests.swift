@@ -62,9 +62,9 @@ extension StoreKitStore {
             #else
             emit(.sheet(sheet, outcome: "error", message: "not supported here"))
             #endif
-        case .showMessages(let ids):
+        case .showMessages:
             #if !canImport(StoreKit) || os(iOS)
-            let held = messageShelf.take(ids)
+            let held = messageShelf.takeAll()
             guard !held.isEmpty else { return }
             tasks.spawn { @MainActor [self] in
                 let scene = StoreKitStore.foregroundScene()
@@ -79,8 +79,6 @@ extension StoreKitStore {
                     emit(.storeMessageShown(id: m.id, reason: m.reason, shown: shown))
                 }
             }
-            #else
-            for id in ids { emit(.storeMessageShown(id: id, reason: "generic", shown: false)) }
             #endif
         }
     }
@@ -220,6 +218,7 @@ extension StoreKitStore {
 final class MessageShelf: @unchecked Sendable {
     struct Held: @unchecked Sendable {
         let id: String
+        let serial: Int
         let reason: String
         let message: Any
     }
@@ -230,15 +229,20 @@ final class MessageShelf: @unchecked Sendable {
 
     func put(_ message: Any, reason: String) -> String {
         lock.withLock {
-            let id = "m\(next)"
+            let serial = next
             next += 1
-            held[id] = Held(id: id, reason: reason, message: message)
+            let id = "m\(serial)"
+            held[id] = Held(id: id, serial: serial, reason: reason, message: message)
             return id
         }
     }
 
-    func take(_ ids: [String]) -> [Held] {
-        lock.withLock { ids.compactMap { held.removeValue(forKey: $0) } }
+    /// Every message held, in the order they came, off the shelf.
+    func takeAll() -> [Held] {
+        lock.withLock {
+            defer { held.removeAll() }
+            return held.values.sorted { $0.serial < $1.serial }
+        }
     }
 
     func putBack(_ m: Held) { lock.withLock { held[m.id] = m } }
