@@ -90,7 +90,7 @@ extension StoreKitStore {
         var groups: [String] = []
         var invalid: [String] = []
         if ids.isEmpty {
-            groups = await subscribedGroups()
+            groups = await scanHistory()  // every group in the player's history
         } else {
             var seen = Set<String>()
             let unique = ids.filter { seen.insert($0).inserted }
@@ -108,18 +108,6 @@ extension StoreKitStore {
             }
         }
         emit(.subscriptions(await statuses(groups: groups), invalid: invalid, reason: "request"))
-    }
-
-    /// Every subscription group in the player's history (bounded scan).
-    private func subscribedGroups() async -> [String] {
-        var groups: [String] = []
-        var seen = 0
-        for await result in Transaction.all {
-            seen += 1
-            if seen > StoreKitStore.refundScanLimit || Task.isCancelled { break }
-            if let g = result.unsafePayloadValue.subscriptionGroupID, !groups.contains(g) { groups.append(g) }
-        }
-        return groups
     }
 
     /// Each group's best status; a group StoreKit has none for is "none"; one

@@ -406,17 +406,24 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     @discardableResult
     private func reportRefundsWhileClosed() async -> [String] {
         let since = Date().addingTimeInterval(-Double(StoreKitStore.refundScanDays) * 86_400)
+        return await scanHistory { result in
+            let t = result.unsafePayloadValue
+            guard case .verified = result, t.productType == .consumable, let revoked = t.revocationDate, revoked >= since
+            else { return }
+            await report(result, .update)
+        }
+    }
+
+    /// Reads `Transaction.all`, at most `refundScanLimit` transactions, until
+    /// cancelled; returns the subscription groups seen (in the order seen).
+    func scanHistory(_ each: (VerificationResult<Transaction>) async -> Void = { _ in }) async -> [String] {
         var seen = 0
         var groups: [String] = []
         for await result in Transaction.all {
-            if Task.isCancelled { return groups }
             seen += 1
-            if seen > StoreKitStore.refundScanLimit { break }
-            let t = result.unsafePayloadValue
-            if let g = t.subscriptionGroupID, !groups.contains(g) { groups.append(g) }
-            guard case .verified = result, t.productType == .consumable, let revoked = t.revocationDate, revoked >= since
-            else { continue }
-            await report(result, .update)
+            if seen > StoreKitStore.refundScanLimit || Task.isCancelled { break }
+            if let g = result.unsafePayloadValue.subscriptionGroupID, !groups.contains(g) { groups.append(g) }
+            await each(result)
         }
         return groups
     }
