@@ -46,7 +46,7 @@ enum SimulatorSubscriptionCommands {
             s.priceIncrease[pid] = (price, false)
             s.announceMessageLocked(reason: "priceIncreaseConsent", subject: pid, &out)
             s.appendStatusChangeLocked(&out)
-            return .object(["ok": .bool(true), "status": Messages.describe(s.statusLocked(group: try group(o, s, op)))])
+            return ok(s, s.catalog.product(pid)?.subscriptionGroupID ?? "")
         case "sheet_next":
             // How the player answers the next sheet of a kind.
             guard let sheet = o["sheet"]?.stringValue, let outcome = o["outcome"]?.stringValue else {
