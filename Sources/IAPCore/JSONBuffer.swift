@@ -13,21 +13,35 @@ public struct JSONBuffer {
     }
 
     public mutating func appendString(_ s: String) {
-        bytes.append(0x22)
-        for c in s.utf8 {
-            switch c {
-            case 0x22: bytes.append(0x5C); bytes.append(0x22)
-            case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
-            case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
-            case 0..<0x20, 0x7F:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 15)]])
-            default: bytes.append(c)
+        var s = s
+        s.withUTF8 { u in
+            bytes.append(0x22)
+            // Runs that need no escape are copied whole (most strings are one run).
+            var run = 0
+            for i in 0..<u.count {
+                let c = u[i]
+                if c >= 0x20 && c != 0x22 && c != 0x5C && c != 0x7F { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[run..<i]))
+                appendEscape(c)
+                run = i + 1
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[run...]))
+            bytes.append(0x22)
         }
-        bytes.append(0x22)
+    }
+
+    private mutating func appendEscape(_ c: UInt8) {
+        switch c {
+        case 0x22: bytes.append(0x5C); bytes.append(0x22)
+        case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
+        case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
+        case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
+        case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
+        default:
+            // Other control characters and DEL: \u00XX.
+            let hex: StaticString = "0123456789abcdef"
+            bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex.utf8Start[Int(c >> 4)], hex.utf8Start[Int(c & 15)]])
+        }
     }
 
     public mutating func appendInt(_ v: Int64) { bytes.append(contentsOf: String(v).utf8) }

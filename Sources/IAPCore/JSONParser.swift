@@ -67,9 +67,12 @@ public struct JSONParser {
     private mutating func object(depth: Int) throws(JSONParseError) -> JSONValue {
         guard depth <= maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
         pos += 1
-        var out: [String: JSONValue] = [:]
         skipSpace()
-        if pos < b.count, b[pos] == UInt8(ascii: "}") { pos += 1; return .object(out) }
+        if pos < b.count, b[pos] == UInt8(ascii: "}") { pos += 1; return .object([:]) }
+        // The members first, then a dictionary of exactly their number: no
+        // rehashing as it grows (thousands of objects are read at an open).
+        var members: [(String, JSONValue)] = []
+        members.reserveCapacity(8)
         while true {
             skipSpace()
             guard pos < b.count, b[pos] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
@@ -78,12 +81,18 @@ public struct JSONParser {
             guard pos < b.count, b[pos] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             pos += 1
             skipSpace()
-            let v = try value(depth: depth)
-            if out.updateValue(v, forKey: key) != nil { throw fail("duplicate key \"\(key)\"") }
+            members.append((key, try value(depth: depth)))
             skipSpace()
             guard pos < b.count else { throw fail("unexpected end of input") }
             if b[pos] == UInt8(ascii: ",") { pos += 1; continue }
-            if b[pos] == UInt8(ascii: "}") { pos += 1; return .object(out) }
+            if b[pos] == UInt8(ascii: "}") {
+                pos += 1
+                var out = [String: JSONValue](minimumCapacity: members.count)
+                for (k, v) in members where out.updateValue(v, forKey: k) != nil {
+                    throw fail("duplicate key \"\(k)\"")
+                }
+                return .object(out)
+            }
             throw fail("expected ',' or '}'")
         }
     }
@@ -150,8 +159,15 @@ public struct JSONParser {
         // Fast path, most strings: no escape. One String straight from the
         // input (no heap at all for keys of 15 bytes or less).
         var end = pos
-        while end < b.count, b[end] != UInt8(ascii: "\""), b[end] != UInt8(ascii: "\\"), b[end] >= 0x20 { end += 1 }
+        var high: UInt8 = 0  // any byte >= 0x80 sets its top bit
+        while end < b.count, b[end] != UInt8(ascii: "\""), b[end] != UInt8(ascii: "\\"), b[end] >= 0x20 { high |= b[end]; end += 1 }
         if end < b.count, b[end] == UInt8(ascii: "\"") {
+            if high < 0x80 {
+                // ASCII is valid UTF-8: no validation pass.
+                let s = String(decoding: UnsafeBufferPointer(rebasing: b[pos..<end]), as: UTF8.self)
+                pos = end + 1
+                return s
+            }
             guard let s = String(validating: UnsafeBufferPointer(rebasing: b[pos..<end]), as: UTF8.self) else {
                 pos = end
                 throw fail("invalid UTF-8 in string")

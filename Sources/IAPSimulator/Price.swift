@@ -19,17 +19,19 @@ public enum Price {
 
     /// ISO 4217 code for an App Store storefront (ISO 3166 alpha-3).
     public static func currency(storefront: String) -> String {
-        let table: [String: String] = [
-            "USA": "USD", "GBR": "GBP", "CAN": "CAD", "AUS": "AUD", "NZL": "NZD", "JPN": "JPY", "CHN": "CNY",
-            "KOR": "KRW", "IND": "INR", "BRA": "BRL", "MEX": "MXN", "RUS": "RUB", "TUR": "TRY", "CHE": "CHF",
-            "SWE": "SEK", "NOR": "NOK", "DNK": "DKK", "POL": "PLN", "SAU": "SAR", "ARE": "AED", "ISR": "ILS",
-            "EGY": "EGP", "ZAF": "ZAR", "SGP": "SGD", "HKG": "HKD", "TWN": "TWD", "THA": "THB", "IDN": "IDR",
-            "MYS": "MYR", "PHL": "PHP", "VNM": "VND",
-            "DEU": "EUR", "FRA": "EUR", "ITA": "EUR", "ESP": "EUR", "NLD": "EUR", "BEL": "EUR", "AUT": "EUR",
-            "IRL": "EUR", "PRT": "EUR", "FIN": "EUR", "GRC": "EUR",
-        ]
-        return table[storefront.uppercased()] ?? "USD"
+        currencies[storefront.uppercased()] ?? "USD"
     }
+
+    /// Built once: the store asks for every transaction it reports.
+    private static let currencies: [String: String] = [
+        "USA": "USD", "GBR": "GBP", "CAN": "CAD", "AUS": "AUD", "NZL": "NZD", "JPN": "JPY", "CHN": "CNY",
+        "KOR": "KRW", "IND": "INR", "BRA": "BRL", "MEX": "MXN", "RUS": "RUB", "TUR": "TRY", "CHE": "CHF",
+        "SWE": "SEK", "NOR": "NOK", "DNK": "DKK", "POL": "PLN", "SAU": "SAR", "ARE": "AED", "ISR": "ILS",
+        "EGY": "EGP", "ZAF": "ZAR", "SGP": "SGD", "HKG": "HKD", "TWN": "TWD", "THA": "THB", "IDN": "IDR",
+        "MYS": "MYR", "PHL": "PHP", "VNM": "VND",
+        "DEU": "EUR", "FRA": "EUR", "ITA": "EUR", "ESP": "EUR", "NLD": "EUR", "BEL": "EUR", "AUT": "EUR",
+        "IRL": "EUR", "PRT": "EUR", "FIN": "EUR", "GRC": "EUR",
+    ]
 
     public static func display(_ price: String, currency: String) -> String {
         switch currency {

@@ -239,6 +239,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                 let t = txns[id]!
                 return t.isUnfinished ? t : nil
             }
+            let currency = self.currency
             for t in unfinished { out.append(.transaction(t.storeTransaction(currency: currency), .update)) }
             out.append(.unfinished(unfinished.map { String($0.id) }))
             out.append(.entitlements(entitlementsLocked(), reason: "open", nowMs: nowLocked()))
@@ -660,7 +661,8 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     }
 
     func entitlementsLocked() -> [StoreTransaction] {
-        entitlementTransactionsLocked().map { $0.storeTransaction(currency: currency) }
+        let currency = self.currency
+        return entitlementTransactionsLocked().map { $0.storeTransaction(currency: currency) }
     }
 
     /// Store error names accepted by `fail_next` and `_storeKitErrors`.
