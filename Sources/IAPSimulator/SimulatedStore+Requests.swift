@@ -73,7 +73,7 @@ extension SimulatedStore {
     /// subscription of its group.
     func ownsLocked(_ p: CatalogProduct) -> Bool {
         switch p.kind {
-        case .nonConsumable: return ownable.contains { txns[$0].map { $0.productID == p.id && $0.revokedMs == nil && $0.verified } ?? false }
+        case .nonConsumable: return ownedNonConsumableLocked(p.id) != nil
         case .autoRenewableSubscription: return p.subscriptionGroupID.flatMap { activeSubscriptionLocked(group: $0) } != nil
         case .consumable, .nonRenewingSubscription: return false
         }

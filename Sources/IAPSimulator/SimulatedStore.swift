@@ -562,7 +562,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     func ownedTransactionLocked(for p: CatalogProduct) -> SimTransaction? {
         switch p.kind {
         case .nonConsumable:
-            return ownable.lazy.compactMap { self.txns[$0] }.first { $0.productID == p.id && $0.revokedMs == nil }
+            return ownedNonConsumableLocked(p.id)
         case .autoRenewableSubscription:
             guard let g = p.subscriptionGroupID, let current = activeSubscriptionLocked(group: g) else { return nil }
             if current.productID == p.id { return current }
@@ -575,6 +575,13 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         case .consumable, .nonRenewingSubscription:
             return nil
         }
+    }
+
+    /// The App Store's own, unrevoked purchase of a non-consumable. A forged
+    /// (unverified) transaction is none: the App Store never made it, and
+    /// charges a real purchase of the item.
+    func ownedNonConsumableLocked(_ productID: String) -> SimTransaction? {
+        ownable.lazy.compactMap { self.txns[$0] }.first { $0.productID == productID && $0.revokedMs == nil && $0.verified }
     }
 
     /// True when the player has had a subscription of this group (the

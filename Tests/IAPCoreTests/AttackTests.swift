@@ -23,6 +23,11 @@ struct AttackTests {
         return ent.contains { ($0["productID"]?.stringValue ?? "").hasPrefix("vip_") }
     }
 
+    static func ownsRemoveAds(_ b: Bridge) throws -> Bool {
+        let ent = try b.sim(#"{"op":"entitlements"}"#)["entitlements"]?.arrayValue ?? []
+        return ent.contains { $0["productID"]?.stringValue == "remove_ads" }
+    }
+
     // MARK: billing issue
 
     @Test("billing_resolve long after billing retry ended (subscription expired) must not back-charge the missed months")
@@ -181,6 +186,25 @@ struct AttackTests {
         let sheet = try #require(Self.of(msgs, "sheet").first)
         #expect(sheet["outcome"]?.stringValue == "error", "refund of a forged transaction: \(sheet["outcome"] ?? .null)")
         #expect(Self.of(msgs, "revoked").isEmpty, "revoked a forged transaction: \(Self.of(msgs, "revoked"))")
+        b.close()
+    }
+
+    @Test("a forged non-consumable does not make a real purchase answer \"already owned\": Apple has no such purchase and charges")
+    func buyAfterForged() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        let forged = try b.sim(#"{"op":"forge","productID":"remove_ads"}"#)["transactionID"]?.stringValue ?? ""
+        let delivered = b.drain()
+        #expect(Self.of(delivered, "7").allSatisfy { $0["result"]?.stringValue == "6" }, "a forged transaction shown as \(delivered)")
+        try b.confirmAll(delivered)
+        let key = try b.buy("remove_ads", 0)
+        let result = try #require(b.drainResults().first { $0["key"]?.stringValue == String(key) })
+        #expect(result["result"]?.stringValue == "0", "the real purchase: \(result)")
+        #expect(result["alreadyOwned"] == .bool(false), "answered from the forged transaction: \(result)")
+        #expect(result["transactionID"]?.stringValue != forged)
+        try b.confirm(key)
+        #expect(try Self.ownsRemoveAds(b), "the paid item is not among the entitlements")
         b.close()
     }
 
