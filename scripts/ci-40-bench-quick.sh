@@ -40,6 +40,10 @@ commit_vs_fsync pos
 commit_vs_sqlite pos
 commit_vs_atomic_file pos
 commit_vs_handoff_floor pos
+commit_slow_us pos
+commit_slow_floor_us pos
+commit_slow_vs_fsync pos
+commit_slow_samples pos
 commit_cpu_us pos
 commit_syncs_per_commit one
 commit_record_bytes pos

@@ -7,7 +7,10 @@
  *   woken through a condition variable (what keeping the disk off the
  *   game's thread, C10, costs at the least: the wake-up).
  * Each round measures all four, in a rotating order, on the same disk; the
- * confirm of each purchase (and its flush) happens outside the timed part. */
+ * confirm of each purchase (and its flush) happens outside the timed part.
+ * commit_slow_*: the SDK and the floor again with 20 ms added to every sync
+ * (what F_FULLFSYNC can cost on a phone), where the handoff's wake-up is
+ * small beside the sync. */
 #define _GNU_SOURCE
 #include "bench.h"
 
@@ -112,6 +115,25 @@ void bench_commit(void) {
             }
         }
     }
+    /* The same commit where every sync costs 20 ms more (a phone's
+     * F_FULLFSYNC, as in frame_slow_*): the SDK against the floor only. */
+    enum { max_slow = 15 };
+    const int slow_rounds = OPT.quick ? 3 : max_slow;
+    static double sdk_slow[max_slow], flo_slow[max_slow];
+    bench_set_sync_delay_us(20000);
+    for (int r = 0; r < slow_rounds; r++) {
+        double t0 = now_us();
+        int64_t key = bridge_buy(b);
+        char *m = bridge_wait7(b, 5e6);
+        sdk_slow[r] = now_us() - t0;
+        if (!m || key_of(m) != key) die("no \"7\" for key %lld", (long long)key);
+        SDK.free(m);
+        if (SDK.confirm(b, key) != IAP_OK || SDK.flush(b) != IAP_OK) die("confirm failed: %s", SDK.errmsg());
+        t0 = now_us();
+        if (BL.floor_commit(floor_fd, record, (size_t)record_bytes) != 0) die("floor write failed");
+        flo_slow[r] = now_us() - t0;
+    }
+    bench_set_sync_delay_us(0);
     bridge_close(b);
     BL.sqlite_close(db);
     BL.handoff_close(handoff);
@@ -130,6 +152,11 @@ void bench_commit(void) {
     figure("commit_vs_handoff_floor", s / h, "x");
     figure("commit_cpu_us", median(cpu, rounds), "us");
     figure("commit_syncs_per_commit", (double)syncs_in_commits / rounds, "syncs");
+    double ss = median(sdk_slow, slow_rounds), fs = median(flo_slow, slow_rounds);
+    figure("commit_slow_us", ss, "us");
+    figure("commit_slow_floor_us", fs, "us");
+    figure("commit_slow_vs_fsync", ss / fs, "x");
+    figure_int("commit_slow_samples", slow_rounds, "samples");
     figure_int("commit_record_bytes", record_bytes, "bytes");
     figure_int("commit_samples", rounds, "samples");
     free(record);

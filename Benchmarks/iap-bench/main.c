@@ -98,6 +98,7 @@ static void check_goals(void) {
         {"poll_empty_allocs", "==", 0, "empty poll allocates nothing"},
         {"commit_vs_fsync", "<=", 1.3, "commit at most 1.3x one write + fdatasync"},
         {"commit_vs_handoff_floor", "<=", 1.3, "commit at most 1.3x the same append + fdatasync made by a woken second thread (the least C10 costs)"},
+        {"commit_slow_vs_fsync", "<=", 1.3, "with 20 ms syncs (a phone's F_FULLFSYNC): commit at most 1.3x one write + fdatasync"},
         {"commit_vs_sqlite", "<=", 1.0, "commit no slower than SQLite (WAL, synchronous=FULL)"},
         {"confirm_burst_1000_vs_fsync", "<=", 10, "1,000 confirms in one frame, durable (group commit), at most 10x one fsync"},
         {"open_pending_ms_1000", "<=", 10, "1,000 pending results re-emitted within 10 ms of open"},

@@ -74,7 +74,8 @@ public struct JSONBuffer {
 
 /// Builds one JSON object field by field, in the order written.
 public struct JSONObjectWriter {
-    private var buf = JSONBuffer()
+    // Most messages fit (a "7" without a JWS is under 500 bytes): no regrowth.
+    private var buf = JSONBuffer(capacity: 512)
     private var first = true
 
     public init() { buf.appendRaw("{") }
