@@ -2,72 +2,113 @@
 /// `appendString`, which escapes quotes, backslashes and all control
 /// characters, and passes any other Unicode (emoji, right-to-left) as UTF-8.
 public struct JSONBuffer {
-    public private(set) var bytes: [UInt8] = []
+    /// The bytes written, then zeros up to the allocated size: each append
+    /// is one capacity check and one copy into the array's own memory
+    /// (`Array.append(contentsOf:)` costs about a hundred instructions a
+    /// call, and a message is tens of calls; thousands are built at an open).
+    private var storage: [UInt8]
+    private var length = 0
 
-    public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+    public init(capacity: Int = 256) { storage = [UInt8](repeating: 0, count: max(capacity, 16)) }
 
-    public var string: String { String(decoding: bytes, as: UTF8.self) }
+    /// The JSON text written so far.
+    public var bytes: [UInt8] { Array(storage[0..<length]) }
 
-    public mutating func appendRaw(_ s: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    /// The JSON text, without a copy; the buffer is left empty.
+    public mutating func take() -> [UInt8] {
+        storage.removeSubrange(length...)
+        defer { storage = []; length = 0 }
+        return storage
     }
+
+    public var string: String { storage.withUnsafeBufferPointer { String(decoding: $0[0..<length], as: UTF8.self) } }
+
+    /// Room for `n` more bytes (doubling, so appends stay linear).
+    private mutating func reserve(_ n: Int) {
+        guard length + n > storage.count else { return }
+        storage.append(contentsOf: repeatElement(0, count: max(storage.count, length + n - storage.count)))
+    }
+
+    private mutating func write(_ p: UnsafeRawPointer, _ n: Int) {
+        guard n > 0 else { return }
+        reserve(n)
+        let at = length
+        storage.withUnsafeMutableBytes { dst in dst.baseAddress!.advanced(by: at).copyMemory(from: p, byteCount: n) }
+        length += n
+    }
+
+    private mutating func write(_ byte: UInt8) {
+        reserve(1)
+        let at = length
+        storage.withUnsafeMutableBufferPointer { $0[at] = byte }
+        length += 1
+    }
+
+    public mutating func appendRaw(_ s: StaticString) { write(s.utf8Start, s.utf8CodeUnitCount) }
+
+    mutating func bytesAppend(_ b: [UInt8]) { b.withUnsafeBytes { if let p = $0.baseAddress { write(p, $0.count) } } }
 
     public mutating func appendString(_ s: String) {
         var s = s
         s.withUTF8 { u in
-            bytes.append(0x22)
+            write(0x22)
             // Runs that need no escape are copied whole (most strings are one run).
             var run = 0
             for i in 0..<u.count {
                 let c = u[i]
                 if c >= 0x20 && c != 0x22 && c != 0x5C && c != 0x7F { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[run..<i]))
+                if i > run { write(u.baseAddress! + run, i - run) }
                 appendEscape(c)
                 run = i + 1
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: u[run...]))
-            bytes.append(0x22)
+            if u.count > run { write(u.baseAddress! + run, u.count - run) }
+            write(0x22)
         }
     }
 
     private mutating func appendEscape(_ c: UInt8) {
         switch c {
-        case 0x22: bytes.append(0x5C); bytes.append(0x22)
-        case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
-        case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
-        case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
-        case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
+        case 0x22: write(0x5C); write(0x22)
+        case 0x5C: write(0x5C); write(0x5C)
+        case 0x0A: write(0x5C); write(UInt8(ascii: "n"))
+        case 0x0D: write(0x5C); write(UInt8(ascii: "r"))
+        case 0x09: write(0x5C); write(UInt8(ascii: "t"))
         default:
             // Other control characters and DEL: \u00XX.
             let hex: StaticString = "0123456789abcdef"
-            bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex.utf8Start[Int(c >> 4)], hex.utf8Start[Int(c & 15)]])
+            appendRaw("\\u00")
+            write(hex.utf8Start[Int(c >> 4)])
+            write(hex.utf8Start[Int(c & 15)])
         }
     }
 
-    public mutating func appendInt(_ v: Int64) { bytes.append(contentsOf: String(v).utf8) }
+    public mutating func appendInt(_ v: Int64) {
+        var text = String(v)
+        text.withUTF8 { if let p = $0.baseAddress { write(p, $0.count) } }
+    }
 
     public mutating func appendValue(_ v: JSONValue) {
         switch v {
         case .null: appendRaw("null")
         case .bool(let x): if x { appendRaw("true") } else { appendRaw("false") }
-        case .number(let text): bytes.append(contentsOf: text.utf8)
+        case .number(let text): var t = text; t.withUTF8 { if let p = $0.baseAddress { write(p, $0.count) } }
         case .string(let s): appendString(s)
         case .array(let a):
-            bytes.append(UInt8(ascii: "["))
+            write(UInt8(ascii: "["))
             for (i, e) in a.enumerated() {
-                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                if i > 0 { write(UInt8(ascii: ",")) }
                 appendValue(e)
             }
-            bytes.append(UInt8(ascii: "]"))
+            write(UInt8(ascii: "]"))
         case .object(let o):
-            bytes.append(UInt8(ascii: "{"))
+            write(UInt8(ascii: "{"))
             for (i, k) in o.keys.sorted().enumerated() {
-                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                if i > 0 { write(UInt8(ascii: ",")) }
                 appendString(k)
-                bytes.append(UInt8(ascii: ":"))
+                write(UInt8(ascii: ":"))
                 appendValue(o[k]!)
             }
-            bytes.append(UInt8(ascii: "}"))
+            write(UInt8(ascii: "}"))
         }
     }
 }
@@ -104,10 +145,7 @@ public struct JSONObjectWriter {
 
     public mutating func finish() -> [UInt8] {
         buf.appendRaw("}")
-        return buf.bytes
+        return buf.take()
     }
 }
 
-extension JSONBuffer {
-    mutating func bytesAppend(_ b: [UInt8]) { bytes.append(contentsOf: b) }
-}

@@ -10,13 +10,18 @@ final class SimStateLog {
     let durable: Bool
     static let fileName = "appstore.log"
 
-    /// Opens the log and returns it with the events it holds.
-    static func open(directory: String, durable: Bool) throws(IAPError) -> (SimStateLog, [JSONValue]) {
+    /// Opens the log and returns it with the events it holds: the store
+    /// wrote each with JSONObjectWriter, so each is read field by field
+    /// (JSONFields), not as a JSON tree (thousands are read at every open).
+    /// One that is not a whole object is skipped.
+    static func open(directory: String, durable: Bool) throws(IAPError) -> (SimStateLog, [JSONFields]) {
         let (file, scan, _) = try RecordLogFile.open(path: directory + "/" + fileName)
         if scan.tailBytes > 0 { try file.truncate(to: scan.validEnd) }
-        var events: [JSONValue] = []
+        var events: [JSONFields] = []
+        events.reserveCapacity(scan.records.count)
         for p in scan.records {
-            if let v = try? JSONParser.parse(bytes: p) { events.append(v) }
+            let fields = JSONFields(p)
+            if fields.isComplete { events.append(fields) }
         }
         return (SimStateLog(file: file, durable: durable), events)
     }

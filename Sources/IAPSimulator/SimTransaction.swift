@@ -46,7 +46,7 @@ struct SimTransaction: Sendable {
         return w.finish()
     }
 
-    static func decode(_ o: JSONValue) -> SimTransaction? {
+    static func decode(_ o: JSONFields) -> SimTransaction? {
         guard let id = o["id"]?.int64Value, let orig = o["orig"]?.int64Value, let product = o["product"]?.stringValue,
               let kind = o["kind"]?.stringValue.flatMap(ProductKind.init(rawValue:)), let at = o["at"]?.int64Value,
               let price = o["price"]?.stringValue

@@ -118,7 +118,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
 
     // MARK: State replay and persistence
 
-    private func replay(_ e: JSONValue) {
+    private func replay(_ e: JSONFields) {
         guard let kind = e["e"]?.stringValue else { return }
         switch kind {
         case "txn":
@@ -127,7 +127,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         case "fin":
             if let id = e["id"]?.int64Value { txns[id]?.finished = true }
         case "fins":
-            for v in e["ids"]?.arrayValue ?? [] { if let id = v.int64Value { txns[id]?.finished = true } }
+            for v in e["ids"]?.value?.arrayValue ?? [] { if let id = v.int64Value { txns[id]?.finished = true } }
         case "ack":
             if let id = e["id"]?.int64Value { txns[id]?.revocationAcked = true; txns[id]?.finished = true }
         case "revoke":

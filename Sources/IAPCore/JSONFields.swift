@@ -1,0 +1,150 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The top-level fields of a JSON object that JSONObjectWriter wrote
+/// (compact: `{"name":value,...}`, no spaces), found in one pass over the
+/// bytes without building a tree. For records the SDK and the simulator
+/// wrote themselves and read back by the thousand at every open (a held
+/// result, a line of the simulated store's log), where a `JSONValue` per
+/// record costs more than the rest of the open.
+///
+/// Reading stops at the first byte that is not what the writer makes; the
+/// fields before it are kept and `isComplete` is false. A nested object or
+/// array is skipped whole (strings inside it included) and read on demand
+/// by the full parser (`JSONField.value`).
+public struct JSONFields {
+    private let bytes: [UInt8]
+    private var fields: [(name: Range<Int>, value: Range<Int>)] = []
+    /// True when the bytes were one whole object of the writer's shape.
+    public private(set) var isComplete = false
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        fields.reserveCapacity(16)
+        bytes.withUnsafeBufferPointer { read($0) }
+    }
+
+    private mutating func read(_ b: UnsafeBufferPointer<UInt8>) {
+        guard b.count >= 2, b[0] == UInt8(ascii: "{") else { return }
+        if b.count == 2 { isComplete = b[1] == UInt8(ascii: "}"); return }
+        var i = 1
+        while i < b.count, b[i] == UInt8(ascii: "\"") {
+            guard let nameEnd = JSONFields.closingQuote(b, after: i) else { return }
+            let name = (i + 1)..<nameEnd
+            i = nameEnd + 1
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { return }
+            i += 1
+            guard i < b.count else { return }
+            let start = i
+            if b[i] == UInt8(ascii: "\"") {
+                guard let valueEnd = JSONFields.closingQuote(b, after: i) else { return }
+                i = valueEnd + 1
+            } else {
+                guard let end = JSONFields.endOfValue(b, from: i), end > start else { return }
+                i = end
+            }
+            fields.append((name, start..<i))
+            guard i < b.count else { return }
+            if b[i] == UInt8(ascii: "}") { isComplete = i == b.count - 1; return }
+            guard b[i] == UInt8(ascii: ",") else { return }
+            i += 1
+        }
+    }
+
+    /// The first field with this name, or nil.
+    public subscript(_ name: StaticString) -> JSONField? {
+        let n = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        return bytes.withUnsafeBufferPointer { b -> JSONField? in
+            for f in fields where f.name.count == n.count {
+                if n.isEmpty || memcmp(b.baseAddress! + f.name.lowerBound, n.baseAddress!, n.count) == 0 {
+                    return JSONField(raw: bytes[f.value])
+                }
+            }
+            return nil
+        }
+    }
+
+    /// The index of the quote that closes the string opening at `open`.
+    static func closingQuote(_ b: UnsafeBufferPointer<UInt8>, after open: Int) -> Int? {
+        var i = open + 1
+        while i < b.count {
+            switch b[i] {
+            case UInt8(ascii: "\""): return i
+            case UInt8(ascii: "\\"): i += 2
+            default: i += 1
+            }
+        }
+        return nil
+    }
+
+    /// The index just past a number, literal, object or array starting at
+    /// `start` (strings inside it skipped whole), or nil if it never ends.
+    static func endOfValue(_ b: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        var depth = 0
+        var i = start
+        while i < b.count {
+            switch b[i] {
+            case UInt8(ascii: "\""):
+                guard let q = closingQuote(b, after: i) else { return nil }
+                i = q
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if depth == 0 { return i }
+                depth -= 1
+                if depth == 0 { return i + 1 }
+            case UInt8(ascii: ","):
+                if depth == 0 { return i }
+            default: break
+            }
+            i += 1
+        }
+        return depth == 0 ? i : nil
+    }
+}
+
+/// One field's value, as the bytes that spell it.
+public struct JSONField {
+    /// The value's JSON text (a string keeps its quotes).
+    public let raw: ArraySlice<UInt8>
+
+    /// A string's text: straight from the bytes when it has no escape,
+    /// through the parser when it has; nil for any other value (or an
+    /// invalid string).
+    public var stringValue: String? {
+        guard raw.count >= 2, raw.first == UInt8(ascii: "\""), raw.last == UInt8(ascii: "\"") else { return nil }
+        let inner = raw.dropFirst().dropLast()
+        if !inner.contains(UInt8(ascii: "\\")) { return String(decoding: inner, as: UTF8.self) }
+        return value?.stringValue
+    }
+
+    /// An integer literal in range, as `JSONValue.int64Value` reads it.
+    public var int64Value: Int64? {
+        var v: Int64 = 0
+        var digits = 0
+        var negative = false
+        for c in raw {
+            if c == UInt8(ascii: "-") && digits == 0 && !negative { negative = true; continue }
+            guard c >= 0x30 && c <= 0x39, digits < 18 else { return value?.int64Value }  // 5.0, 1e3, very long: the parser decides
+            v = v * 10 + Int64(c - 0x30)
+            digits += 1
+        }
+        guard digits > 0 else { return nil }
+        return negative ? -v : v
+    }
+
+    public var boolValue: Bool? {
+        if raw.elementsEqual("true".utf8) { return true }
+        if raw.elementsEqual("false".utf8) { return false }
+        return nil
+    }
+
+    public var isNull: Bool { raw.elementsEqual("null".utf8) }
+
+    /// The value parsed in full (for arrays and objects), nil if invalid.
+    public var value: JSONValue? { try? JSONParser.parse(bytes: Array(raw)) }
+}

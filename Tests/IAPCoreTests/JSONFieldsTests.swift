@@ -1,0 +1,88 @@
+import IAPCore
+import Testing
+
+/// JSONFields, the one-pass reader of the top-level fields of what
+/// JSONObjectWriter wrote, against the full parser.
+@Suite("JSON fields (one pass)")
+struct JSONFieldsTests {
+    @Test("a whole object: every field, every kind of value")
+    func whole() throws {
+        var w = JSONObjectWriter()
+        w.string("s", "a \"q\" \\ é😀\n")
+        w.int("i", -2_000_000_000_000_001)
+        w.int("big", Int64.max)
+        w.bool("t", true)
+        w.bool("f", false)
+        w.string("n", nil)
+        w.value("o", .object(["s": .string("}"), "a": .array([.null, .string("]")])]))
+        w.value("a", .array([.number("1"), .number("2")]))
+        let f = JSONFields(w.finish())
+        #expect(f.isComplete)
+        #expect(f["s"]?.stringValue == "a \"q\" \\ é😀\n")
+        #expect(f["i"]?.int64Value == -2_000_000_000_000_001)
+        #expect(f["big"]?.int64Value == Int64.max)
+        #expect(f["t"]?.boolValue == true && f["f"]?.boolValue == false)
+        #expect(f["n"]?.isNull == true && f["n"]?.stringValue == nil)
+        #expect(f["o"]?.value?["s"]?.stringValue == "}")
+        #expect(f["a"]?.value?.arrayValue?.count == 2)
+        #expect(f["missing"] == nil)
+        #expect(f["i"]?.stringValue == nil && f["s"]?.int64Value == nil && f["s"]?.boolValue == nil)
+    }
+
+    @Test("integers as JSONValue reads them: 5.0 and 1e3 are integers, 1.5 and 1e300 are not")
+    func integers() {
+        for (text, expected) in [("5.0", Int64(5)), ("1e3", 1000), ("1.5", nil), ("1e300", nil), ("-0", 0), ("-", nil)] as [(String, Int64?)] {
+            let f = JSONFields(Array(#"{"v":\#(text)}"#.utf8))
+            #expect(f["v"]?.int64Value == expected, "\(text)")
+        }
+    }
+
+    @Test("damage: the fields before it are kept and the object is not complete", arguments: [
+        #"{"a":"x","b""#, #"{"a":"x","b":"#, #"{"a":"x" "b":1}"#, #"{"a":"x","b":{"#, #"{"a":"x","b":"y"#,
+        #"{"a":"x","b":1"#, #"{"a":"x"}junk"#, #"{"a":"x",}"#,
+    ])
+    func damaged(_ text: String) {
+        let f = JSONFields(Array(text.utf8))
+        #expect(f["a"]?.stringValue == "x")
+        #expect(!f.isComplete)
+    }
+
+    @Test("garbage never traps", arguments: ["", "{", "}", "[1]", #"{""#, #"{"a"#, "{\"\\", "{}", #"{"":1}"#])
+    func garbage(_ text: String) {
+        let f = JSONFields(Array(text.utf8))
+        #expect(f["a"] == nil)
+        #expect(f.isComplete == (text == "{}" || text == #"{"":1}"#))
+    }
+
+    @Test("agrees with the full parser on 3,000 generated objects")
+    func agreesWithParser() throws {
+        var rng = SystemRandomNumberGenerator()
+        let names = ["productID", "kind", "id", "n", "flag", "nested", "list", "empty", "k\"q"]
+        let alphabet: [String] = ["a", "Z", "0", "\"", "\\", "\n", "\u{01}", "é", "😀", ",", "}", ":", "{", "["]
+        for _ in 0..<3_000 {
+            var w = JSONObjectWriter()
+            for name in names.shuffled(using: &rng).prefix(Int.random(in: 0...names.count, using: &rng)) {
+                switch Int.random(in: 0..<5, using: &rng) {
+                case 0: w.bool(name, Bool.random(using: &rng))
+                case 1: w.int(name, Int64.random(in: Int64.min...Int64.max, using: &rng))
+                case 2: w.value(name, .object(["id": .string("nested"), "l": .array([.null, .string("}")])]))
+                case 3: w.string(name, nil)
+                default:
+                    let n = Int.random(in: 0...6, using: &rng)
+                    w.string(name, (0..<n).map { _ in alphabet.randomElement(using: &rng)! }.joined())
+                }
+            }
+            let bytes = w.finish()
+            let full = try JSONParser.parse(bytes: bytes)
+            let f = JSONFields(bytes)
+            #expect(f.isComplete)
+            for name in ["productID", "kind", "id", "n", "flag", "nested", "list", "empty"] as [StaticString] {
+                let key = name.description
+                #expect(f[name]?.stringValue == full[key]?.stringValue, "\(key) in \(String(decoding: bytes, as: UTF8.self))")
+                #expect(f[name]?.int64Value == full[key]?.int64Value)
+                #expect(f[name]?.boolValue == full[key]?.boolValue)
+                #expect(f[name]?.value == full[key])
+            }
+        }
+    }
+}
