@@ -116,25 +116,37 @@ public struct JSONField {
     /// through the parser when it has; nil for any other value (or an
     /// invalid string).
     public var stringValue: String? {
-        guard raw.count >= 2, raw.first == UInt8(ascii: "\""), raw.last == UInt8(ascii: "\"") else { return nil }
-        let inner = raw.dropFirst().dropLast()
-        if !inner.contains(UInt8(ascii: "\\")) { return String(decoding: inner, as: UTF8.self) }
+        let plain: String?? = raw.withUnsafeBufferPointer { b -> String?? in
+            guard b.count >= 2, b[0] == UInt8(ascii: "\""), b[b.count - 1] == UInt8(ascii: "\"") else { return .some(nil) }
+            let inner = UnsafeBufferPointer(rebasing: b[1..<(b.count - 1)])
+            if inner.isEmpty { return .some("") }
+            guard memchr(inner.baseAddress!, Int32(UInt8(ascii: "\\")), inner.count) == nil else { return nil }  // escaped: below
+            return .some(String(decoding: inner, as: UTF8.self))
+        }
+        if let plain { return plain }
         return value?.stringValue
     }
 
     /// An integer literal in range, as `JSONValue.int64Value` reads it.
     public var int64Value: Int64? {
-        var v: Int64 = 0
-        var digits = 0
-        var negative = false
-        for c in raw {
-            if c == UInt8(ascii: "-") && digits == 0 && !negative { negative = true; continue }
-            guard c >= 0x30 && c <= 0x39, digits < 18 else { return value?.int64Value }  // 5.0, 1e3, very long: the parser decides
-            v = v * 10 + Int64(c - 0x30)
-            digits += 1
+        let fast: Int64?? = raw.withUnsafeBufferPointer { b -> Int64?? in
+            var v: Int64 = 0
+            var i = 0
+            let negative = b.first == UInt8(ascii: "-")
+            if negative { i = 1 }
+            let digits = b.count - i
+            guard digits > 0 else { return .some(nil) }
+            guard digits <= 18 else { return nil }  // very long: the parser decides
+            while i < b.count {
+                let c = b[i]
+                guard c >= 0x30 && c <= 0x39 else { return nil }  // 5.0, 1e3, not a number: the parser decides
+                v = v * 10 + Int64(c - 0x30)
+                i += 1
+            }
+            return .some(negative ? -v : v)
         }
-        guard digits > 0 else { return nil }
-        return negative ? -v : v
+        if let fast { return fast }
+        return value?.int64Value
     }
 
     public var boolValue: Bool? {
