@@ -133,9 +133,12 @@ public final class Coordinator: @unchecked Sendable {
         // wait for the store to vouch for them (C11): the file is on the
         // player's device and may have been edited, replayed or restored.
         var held: [OutboxRecord] = []
+        var editedFound: [OutboxRecord] = []
         for r in outbox.liveRecords {
             switch r.kind {
-            case .failure, .revocation: queue.push(r.message, resultKey: r.key)
+            case .failure, .revocation:
+                let shown = r.kind == .failure ? StoredResultCheck.rebuiltFailure(r) : StoredResultCheck.rebuiltRevocation(r)
+                if let shown { queue.push(shown, resultKey: r.key) } else { editedFound.append(r) }
             case .purchase, .unverified: held.append(r)
             }
         }
@@ -148,7 +151,13 @@ public final class Coordinator: @unchecked Sendable {
         let sink: @Sendable (StoreEvent) -> Void = { [weak self] event in
             exec.post { [weak self] in self?.handle(event) }
         }
-        exec.runAndWait { [self] in store.start(sink: sink) }
+        let edited = editedFound
+        exec.runAndWait { [self] in
+            for r in edited {
+                reject(r, stored: StoredMessage(r.message), "record \(r.id) under key \(r.key) is not a \(r.kind == .failure ? "failure" : "revocation") the SDK wrote: an edited outbox record")
+            }
+            store.start(sink: sink)
+        }
         exec.runWhenIdleAndWait {}
     }
 
@@ -579,13 +588,19 @@ public final class Coordinator: @unchecked Sendable {
                 }
             }
         }
+        // The owned transaction that vouches for a record: its facts, like a
+        // re-delivered transaction's, decide what the game is shown (a record
+        // naming another product than the transaction it borrows is dropped).
+        var ownedFacts: [String: StoreTransaction] = [:]
         if let owned, !heldOwned.isEmpty {
-            var ownedIDs = Set<String>()
-            for t in owned { ownedIDs.insert(t.id); ownedIDs.insert(t.originalID) }
+            var byID: [String: StoreTransaction] = [:]
+            var byOriginal: [String: StoreTransaction] = [:]
+            for t in owned { byID[t.id] = t; byOriginal[t.originalID] = t }
             for r in heldOwned {
                 let stored = StoredMessage(r.message)
                 let original = stored.originalTransactionID ?? r.transactionID
-                if ownedIDs.contains(r.transactionID) || ownedIDs.contains(original) {
+                if let t = byID[r.transactionID] ?? byOriginal[r.transactionID] ?? byID[original] ?? byOriginal[original] {
+                    ownedFacts[r.transactionID] = t
                     toCheck.append(r)
                 } else {
                     reject(r, stored: stored, "the player does not own what the record says (transaction \(r.transactionID))")
@@ -596,7 +611,7 @@ public final class Coordinator: @unchecked Sendable {
         for r in toCheck {
             let stored = StoredMessage(r.message)
             let storedProduct = stored.productID
-            let facts = reportedAtStart[Coordinator.storeTransactionID(r.transactionID)]
+            let facts = reportedAtStart[Coordinator.storeTransactionID(r.transactionID)] ?? ownedFacts[r.transactionID]
             if r.kind == .unverified, facts?.verified == true {
                 // It verifies now: its success was stored on its own (once);
                 // this result 6 has nothing left to say.

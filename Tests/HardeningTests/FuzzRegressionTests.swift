@@ -45,7 +45,9 @@ extension FuzzRegressionTests {
         let s = Scratch("bigid")
         try FileManager.default.createDirectory(atPath: s.dataDir, withIntermediateDirectories: true)
         var file: [UInt8] = []
-        let good = #"{"type":"7","key":"5","productID":"coins_100","result":"1"}"#
+        // A failure as the SDK writes it (a failure record is re-delivered only
+        // as what the SDK's writer makes of its fields: StoredResultCheck).
+        let good = #"{"type":"7","key":"5","productID":"coins_100","result":"1","resultName":"cancelled"}"#
         RecordFrame.encode(Self.putPayload(id: 1, key: 5, message: good), into: &file)
         RecordFrame.encode(Self.putPayload(id: UInt64.max - 1, key: 6, message: good), into: &file)
         #expect(OutboxEntry.decode(Self.putPayload(id: UInt64.max - 1, key: 6, message: good)) == nil)

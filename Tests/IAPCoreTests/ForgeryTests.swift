@@ -136,6 +136,104 @@ struct ForgeryTests {
         again.close()
     }
 
+    /// A success for `product` under `key`, naming `transaction`, as the
+    /// SDK's writer would have written it.
+    static func success(key: Int64, product: String, kind: String, transaction: String) -> [UInt8] {
+        Array(#"{"type":"7","key":"\#(key)","productID":"\#(product)","result":"0","resultName":"success","transactionID":"\#(transaction)","originalTransactionID":"\#(transaction)","price":"0.99","currency":"USD","quantity":1,"kind":"\#(kind)","purchaseDate":1,"expiresDate":null,"origin":"game","alreadyOwned":false,"environment":"simulator"}"#.utf8)
+    }
+
+    /// Remove Ads bought and confirmed: its (finished) transaction ID.
+    static func ownedRemoveAds(_ env: TestEnv) throws -> String {
+        let b = try env.open()
+        _ = b.drain()
+        let key = try b.buy("remove_ads", 0)
+        let txn = try #require(b.drainResults().first { $0.keyValue == key }?["transactionID"]?.stringValue)
+        try b.confirm(key)
+        b.c.flush()
+        b.close()
+        return txn
+    }
+
+    @Test("a record that borrows an owned item's transaction to name another product is not delivered as that product")
+    func borrowedOwnedTransaction() throws {
+        let env = TestEnv()
+        let txn = try Self.ownedRemoveAds(env)
+        // The player owns Remove Ads; the forged record says that purchase
+        // was 500 coins (and a non-consumable, so ownership is what vouches).
+        try Self.append(env, [.put(OutboxRecord(id: 5000, key: 555, kind: .purchase, transactionID: txn,
+                                               message: Self.success(key: 555, product: "coins_500", kind: "nonConsumable", transaction: txn)))])
+        let b = try env.open()
+        let ms = b.drain()
+        #expect(!b.results(ms).contains { $0["productID"]?.stringValue == "coins_500" }, "granted a product the player never bought: \(b.results(ms))")
+        #expect(Self.of(ms, "unvouched").map(\.keyValue) == [555])
+        b.close()
+    }
+
+    @Test("a failure record whose message is a success grants nothing: it is rebuilt as the failure it is, or dropped")
+    func failureRecordSayingSuccess() throws {
+        let env = TestEnv()
+        _ = try Self.grantedPurchase(env)
+        try Self.append(env, [.put(OutboxRecord(id: 5000, key: 777, kind: .failure, transactionID: "",
+                                               message: Self.success(key: 777, product: "coins_500", kind: "consumable", transaction: "123")))])
+        let b = try env.open()
+        let ms = b.drain()
+        #expect(!b.results(ms).contains { $0["result"]?.stringValue == "0" }, "a failure record was delivered as a success: \(b.results(ms))")
+        #expect(Self.of(ms, "unvouched").map(\.keyValue) == [777])
+        b.close()
+    }
+
+    @Test("a failure record keeps its failure: rebuilt from its result name, nothing else carried over")
+    func failureRecordRebuilt() throws {
+        let env = TestEnv()
+        _ = try Self.grantedPurchase(env)
+        let text = #"{"type":"7","key":"778","productID":"coins_100","result":"1","resultName":"cancelled","transactionID":"2000000000000009","originalTransactionID":"","price":"","currency":"","quantity":1,"origin":"game","message":"the player cancelled","extra":"x"}"#
+        try Self.append(env, [.put(OutboxRecord(id: 5000, key: 778, kind: .failure, transactionID: "", message: Array(text.utf8)))])
+        let b = try env.open()
+        let ms = b.drain()
+        let r = try #require(b.results(ms).first { $0.keyValue == 778 })
+        #expect(r["result"]?.stringValue == "1" && r["resultName"]?.stringValue == "cancelled")
+        #expect(r["transactionID"]?.stringValue == "" && r["extra"] == nil && r["message"]?.stringValue == "the player cancelled")
+        b.close()
+    }
+
+    @Test("a revocation record whose message is a success grants nothing")
+    func revocationRecordSayingSuccess() throws {
+        let env = TestEnv()
+        _ = try Self.grantedPurchase(env)
+        try Self.append(env, [.put(OutboxRecord(id: 5000, key: 779, kind: .revocation, transactionID: "2000000000000001",
+                                               message: Self.success(key: 779, product: "coins_500", kind: "consumable", transaction: "2000000000000001")))])
+        let b = try env.open()
+        let ms = b.drain()
+        #expect(!b.results(ms).contains { $0["result"]?.stringValue == "0" }, "a revocation record was delivered as a success: \(b.results(ms))")
+        #expect(Self.of(ms, "unvouched").map(\.keyValue) == [779])
+        b.close()
+    }
+
+    @Test("not a forgery: a genuine failure and revocation, left unconfirmed, come back unchanged at the next open")
+    func genuineFailureAndRevocation() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        _ = try b.sim(#"{"op":"fail_next","error":"networkError"}"#)
+        let failedKey = try b.buy("coins_100", 0)
+        let paidKey = try b.buy("remove_ads", 0)
+        let first = b.drainResults()
+        let txn = try #require(first.first { $0.keyValue == paidKey }?["transactionID"]?.stringValue)
+        try b.confirm(paidKey)
+        b.c.flush()
+        _ = try b.sim(#"{"op":"refund","transactionID":"\#(txn)"}"#)
+        let shown = b.drain()
+        b.close()
+        let failure = try #require(first.first { $0.keyValue == failedKey })
+        let revoked = try #require(Self.of(shown, "revoked").first)
+        let again = try env.open()
+        let ms = again.drain()
+        #expect(again.results(ms).filter { $0.keyValue == failedKey } == [failure])
+        #expect(Self.of(ms, "revoked") == [revoked])
+        #expect(Self.of(ms, "unvouched").isEmpty)
+        again.close()
+    }
+
     @Test("not a forgery: a non-consumable's first result stays deliverable after a second click's confirm finished the shared transaction")
     func ownedFirstClickAfterSecondConfirmed() throws {
         let env = TestEnv()
