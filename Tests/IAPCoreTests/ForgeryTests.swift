@@ -142,6 +142,21 @@ struct ForgeryTests {
         Array(#"{"type":"7","key":"\#(key)","productID":"\#(product)","result":"0","resultName":"success","transactionID":"\#(transaction)","originalTransactionID":"\#(transaction)","price":"0.99","currency":"USD","quantity":1,"kind":"\#(kind)","purchaseDate":1,"expiresDate":null,"origin":"game","alreadyOwned":false,"environment":"simulator"}"#.utf8)
     }
 
+    /// Appends a forged success for coins_500 under `key` as a record of
+    /// `kind`, opens, and checks that no success is delivered and the record
+    /// is reported unvouched.
+    static func expectForgedSuccessDropped(_ env: TestEnv, key: Int64, kind: RecordKind, transaction: String,
+                                           claims productKind: String) throws {
+        try append(env, [.put(OutboxRecord(id: 5000, key: key, kind: kind, transactionID: kind == .failure ? "" : transaction,
+                                           message: success(key: key, product: "coins_500", kind: productKind, transaction: transaction)))])
+        let b = try env.open()
+        let ms = b.drain()
+        #expect(!b.results(ms).contains { $0["productID"]?.stringValue == "coins_500" || $0["result"]?.stringValue == "0" },
+                "a forged \(kind) record was delivered as a success: \(b.results(ms))")
+        #expect(of(ms, "unvouched").map(\.keyValue) == [key])
+        b.close()
+    }
+
     /// Remove Ads bought and confirmed: its (finished) transaction ID.
     static func ownedRemoveAds(_ env: TestEnv) throws -> String {
         let b = try env.open()
@@ -160,26 +175,14 @@ struct ForgeryTests {
         let txn = try Self.ownedRemoveAds(env)
         // The player owns Remove Ads; the forged record says that purchase
         // was 500 coins (and a non-consumable, so ownership is what vouches).
-        try Self.append(env, [.put(OutboxRecord(id: 5000, key: 555, kind: .purchase, transactionID: txn,
-                                               message: Self.success(key: 555, product: "coins_500", kind: "nonConsumable", transaction: txn)))])
-        let b = try env.open()
-        let ms = b.drain()
-        #expect(!b.results(ms).contains { $0["productID"]?.stringValue == "coins_500" }, "granted a product the player never bought: \(b.results(ms))")
-        #expect(Self.of(ms, "unvouched").map(\.keyValue) == [555])
-        b.close()
+        try Self.expectForgedSuccessDropped(env, key: 555, kind: .purchase, transaction: txn, claims: "nonConsumable")
     }
 
     @Test("a failure record whose message is a success grants nothing: it is rebuilt as the failure it is, or dropped")
     func failureRecordSayingSuccess() throws {
         let env = TestEnv()
         _ = try Self.grantedPurchase(env)
-        try Self.append(env, [.put(OutboxRecord(id: 5000, key: 777, kind: .failure, transactionID: "",
-                                               message: Self.success(key: 777, product: "coins_500", kind: "consumable", transaction: "123")))])
-        let b = try env.open()
-        let ms = b.drain()
-        #expect(!b.results(ms).contains { $0["result"]?.stringValue == "0" }, "a failure record was delivered as a success: \(b.results(ms))")
-        #expect(Self.of(ms, "unvouched").map(\.keyValue) == [777])
-        b.close()
+        try Self.expectForgedSuccessDropped(env, key: 777, kind: .failure, transaction: "123", claims: "consumable")
     }
 
     @Test("a failure record keeps its failure: rebuilt from its result name, nothing else carried over")
@@ -200,13 +203,7 @@ struct ForgeryTests {
     func revocationRecordSayingSuccess() throws {
         let env = TestEnv()
         _ = try Self.grantedPurchase(env)
-        try Self.append(env, [.put(OutboxRecord(id: 5000, key: 779, kind: .revocation, transactionID: "2000000000000001",
-                                               message: Self.success(key: 779, product: "coins_500", kind: "consumable", transaction: "2000000000000001")))])
-        let b = try env.open()
-        let ms = b.drain()
-        #expect(!b.results(ms).contains { $0["result"]?.stringValue == "0" }, "a revocation record was delivered as a success: \(b.results(ms))")
-        #expect(Self.of(ms, "unvouched").map(\.keyValue) == [779])
-        b.close()
+        try Self.expectForgedSuccessDropped(env, key: 779, kind: .revocation, transaction: "2000000000000001", claims: "consumable")
     }
 
     @Test("not a forgery: a genuine failure and revocation, left unconfirmed, come back unchanged at the next open")

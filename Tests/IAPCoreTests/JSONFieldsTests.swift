@@ -54,25 +54,32 @@ struct JSONFieldsTests {
         #expect(f.isComplete == (text == "{}" || text == #"{"":1}"#))
     }
 
+    /// A JSONObjectWriter object with some of `names` in random order, each
+    /// a bool, an integer, null, a nested object or a string of awkward
+    /// characters (quotes, backslashes, controls, emoji, JSON punctuation).
+    static func randomObject(names: [String], using rng: inout SystemRandomNumberGenerator) -> [UInt8] {
+        let alphabet: [String] = ["a", "Z", "0", "\"", "\\", "\n", "\u{01}", "é", "😀", ",", "}", ":", "{", "["]
+        var w = JSONObjectWriter()
+        for name in names.shuffled(using: &rng).prefix(Int.random(in: 0...names.count, using: &rng)) {
+            switch Int.random(in: 0..<5, using: &rng) {
+            case 0: w.bool(name, Bool.random(using: &rng))
+            case 1: w.int(name, Int64.random(in: Int64.min...Int64.max, using: &rng))
+            case 2: w.value(name, .object(["productID": .string("nested"), "l": .array([.null, .string("}")])]))
+            case 3: w.string(name, nil)
+            default:
+                let n = Int.random(in: 0...6, using: &rng)
+                w.string(name, (0..<n).map { _ in alphabet.randomElement(using: &rng)! }.joined())
+            }
+        }
+        return w.finish()
+    }
+
     @Test("agrees with the full parser on 3,000 generated objects")
     func agreesWithParser() throws {
         var rng = SystemRandomNumberGenerator()
         let names = ["productID", "kind", "id", "n", "flag", "nested", "list", "empty", "k\"q"]
-        let alphabet: [String] = ["a", "Z", "0", "\"", "\\", "\n", "\u{01}", "é", "😀", ",", "}", ":", "{", "["]
         for _ in 0..<3_000 {
-            var w = JSONObjectWriter()
-            for name in names.shuffled(using: &rng).prefix(Int.random(in: 0...names.count, using: &rng)) {
-                switch Int.random(in: 0..<5, using: &rng) {
-                case 0: w.bool(name, Bool.random(using: &rng))
-                case 1: w.int(name, Int64.random(in: Int64.min...Int64.max, using: &rng))
-                case 2: w.value(name, .object(["id": .string("nested"), "l": .array([.null, .string("}")])]))
-                case 3: w.string(name, nil)
-                default:
-                    let n = Int.random(in: 0...6, using: &rng)
-                    w.string(name, (0..<n).map { _ in alphabet.randomElement(using: &rng)! }.joined())
-                }
-            }
-            let bytes = w.finish()
+            let bytes = Self.randomObject(names: names, using: &rng)
             let full = try JSONParser.parse(bytes: bytes)
             let f = JSONFields(bytes)
             #expect(f.isComplete)

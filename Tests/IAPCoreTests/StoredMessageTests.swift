@@ -66,20 +66,8 @@ struct StoredMessageTests {
     func agreesWithParser() throws {
         var rng = SystemRandomNumberGenerator()
         let names = ["productID", "originalTransactionID", "kind", "origin", "clickKey", "alreadyOwned", "other", "jws"]
-        let alphabet: [String] = ["a", "Z", "0", "\"", "\\", "\n", "\u{01}", "é", "😀", ",", "}", ":", "{", "["]
         for _ in 0..<2_000 {
-            var w = JSONObjectWriter()
-            for name in names.shuffled(using: &rng).prefix(Int.random(in: 0...names.count, using: &rng)) {
-                switch Int.random(in: 0..<4, using: &rng) {
-                case 0: w.bool(name, Bool.random(using: &rng))
-                case 1: w.int(name, Int64.random(in: -99...99, using: &rng))
-                case 2: w.value(name, .object(["productID": .string("nested"), "l": .array([.null, .string("}")])]))
-                default:
-                    let n = Int.random(in: 0...6, using: &rng)
-                    w.string(name, (0..<n).map { _ in alphabet.randomElement(using: &rng)! }.joined())
-                }
-            }
-            let bytes = w.finish()
+            let bytes = JSONFieldsTests.randomObject(names: names, using: &rng)
             let full = try JSONParser.parse(bytes: bytes)
             let m = StoredMessage(bytes)
             #expect(m.productID == (full["productID"]?.stringValue ?? ""))
