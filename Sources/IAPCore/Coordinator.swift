@@ -63,7 +63,7 @@ public final class Coordinator: @unchecked Sendable {
     private var heldTransactions = Set<String>()
     /// "Already owned" answers whose transaction is finished: they wait for
     /// the store's entitlements at open to vouch for them.
-    private var heldOwned: [OutboxRecord] = []
+    private var heldOwned: [(record: OutboxRecord, stored: StoredMessage)] = []
     private var deliveredAtStart = Set<String>()
 
     /// The file of version 1.0 that held its SDK key reservation; read as a floor.
@@ -571,18 +571,19 @@ public final class Coordinator: @unchecked Sendable {
     /// a second purchase); rebuilt from the store's facts. The others are
     /// dropped, and the game is told.
     private func resolveHeld(unfinished: Set<String>?, owned: [StoreTransaction]?) {
-        var toCheck: [OutboxRecord] = []
+        // Each record's fields are read once and travel with it.
+        var toCheck: [(record: OutboxRecord, stored: StoredMessage)] = []
         if let unfinished, let held = heldAtOpen {
             heldAtOpen = nil
             for r in held {
-                if unfinished.contains(Coordinator.storeTransactionID(r.transactionID)) { toCheck.append(r); continue }
                 let stored = StoredMessage(r.message)
+                if unfinished.contains(Coordinator.storeTransactionID(r.transactionID)) { toCheck.append((r, stored)); continue }
                 // Something owned (a non-consumable, a subscription) can be
                 // finished while a record of it is live: two clicks on it,
                 // the second's confirm finishing the shared transaction.
                 // The player's entitlements decide for those.
                 if stored.alreadyOwned || (stored.kind != nil && stored.kind != ProductKind.consumable.rawValue) {
-                    heldOwned.append(r)  // its entitlements decide
+                    heldOwned.append((r, stored))  // its entitlements decide
                 } else {
                     reject(r, stored: stored, "the store does not list transaction \(r.transactionID) as unfinished (finished already, or never made): an old, copied or edited outbox record")
                 }
@@ -596,20 +597,18 @@ public final class Coordinator: @unchecked Sendable {
             var byID: [String: StoreTransaction] = [:]
             var byOriginal: [String: StoreTransaction] = [:]
             for t in owned { byID[t.id] = t; byOriginal[t.originalID] = t }
-            for r in heldOwned {
-                let stored = StoredMessage(r.message)
+            for (r, stored) in heldOwned {
                 let original = stored.originalTransactionID ?? r.transactionID
                 if let t = byID[r.transactionID] ?? byOriginal[r.transactionID] ?? byID[original] ?? byOriginal[original] {
                     ownedFacts[r.transactionID] = t
-                    toCheck.append(r)
+                    toCheck.append((r, stored))
                 } else {
                     reject(r, stored: stored, "the player does not own what the record says (transaction \(r.transactionID))")
                 }
             }
             heldOwned = []
         }
-        for r in toCheck {
-            let stored = StoredMessage(r.message)
+        for (r, stored) in toCheck {
             let storedProduct = stored.productID
             let facts = reportedAtStart[Coordinator.storeTransactionID(r.transactionID)] ?? ownedFacts[r.transactionID]
             if r.kind == .unverified, facts?.verified == true {

@@ -116,37 +116,37 @@ public struct JSONField {
     /// through the parser when it has; nil for any other value (or an
     /// invalid string).
     public var stringValue: String? {
-        let plain: String?? = raw.withUnsafeBufferPointer { b -> String?? in
-            guard b.count >= 2, b[0] == UInt8(ascii: "\""), b[b.count - 1] == UInt8(ascii: "\"") else { return .some(nil) }
+        guard raw.count >= 2, raw.first == UInt8(ascii: "\""), raw.last == UInt8(ascii: "\"") else { return nil }
+        // Without an escape the text is the bytes between the quotes; with
+        // one (nil here), the parser undoes it.
+        let plain = raw.withUnsafeBufferPointer { b -> String? in
             let inner = UnsafeBufferPointer(rebasing: b[1..<(b.count - 1)])
-            if inner.isEmpty { return .some("") }
-            guard memchr(inner.baseAddress!, Int32(UInt8(ascii: "\\")), inner.count) == nil else { return nil }  // escaped: below
-            return .some(String(decoding: inner, as: UTF8.self))
+            guard let p = inner.baseAddress else { return "" }
+            return memchr(p, Int32(UInt8(ascii: "\\")), inner.count) == nil ? String(decoding: inner, as: UTF8.self) : nil
         }
-        if let plain { return plain }
-        return value?.stringValue
+        return plain ?? value?.stringValue
     }
 
     /// An integer literal in range, as `JSONValue.int64Value` reads it.
     public var int64Value: Int64? {
-        let fast: Int64?? = raw.withUnsafeBufferPointer { b -> Int64?? in
+        // Only a number can be one: it starts with a minus or a digit.
+        guard let first = raw.first, first == UInt8(ascii: "-") || (first >= 0x30 && first <= 0x39) else { return nil }
+        // Up to 18 plain digits are read here (no overflow possible); 5.0,
+        // 1e3 and longer numbers (nil here) go to the parser.
+        let plain = raw.withUnsafeBufferPointer { b -> Int64? in
+            let negative = b[0] == UInt8(ascii: "-")
+            var i = negative ? 1 : 0
+            guard b.count - i > 0, b.count - i <= 18 else { return nil }
             var v: Int64 = 0
-            var i = 0
-            let negative = b.first == UInt8(ascii: "-")
-            if negative { i = 1 }
-            let digits = b.count - i
-            guard digits > 0 else { return .some(nil) }
-            guard digits <= 18 else { return nil }  // very long: the parser decides
             while i < b.count {
                 let c = b[i]
-                guard c >= 0x30 && c <= 0x39 else { return nil }  // 5.0, 1e3, not a number: the parser decides
+                guard c >= 0x30 && c <= 0x39 else { return nil }
                 v = v * 10 + Int64(c - 0x30)
                 i += 1
             }
-            return .some(negative ? -v : v)
+            return negative ? -v : v
         }
-        if let fast { return fast }
-        return value?.int64Value
+        return plain ?? value?.int64Value
     }
 
     public var boolValue: Bool? {
