@@ -21,7 +21,7 @@ enum CStrings {
     /// A NUL-terminated UTF-8 string of at most `limit` bytes.
     static func string(_ p: UnsafePointer<CChar>?, name: String, limit: Int) throws(IAPError) -> String {
         let b = try bytes(p, name: name, limit: limit)
-        guard let s = String(validating: b, as: UTF8.self) else { throw IAPError(.invalidArgument, "\(name) is not valid UTF-8") }
+        guard let s = UTF8Text.string(validating: b) else { throw IAPError(.invalidArgument, "\(name) is not valid UTF-8") }
         return s
     }
 

@@ -168,7 +168,7 @@ public struct JSONParser {
                 pos = end + 1
                 return s
             }
-            guard let s = String(validating: UnsafeBufferPointer(rebasing: b[pos..<end]), as: UTF8.self) else {
+            guard let s = UTF8Text.string(validating: UnsafeBufferPointer(rebasing: b[pos..<end])) else {
                 pos = end
                 throw fail("invalid UTF-8 in string")
             }
@@ -220,7 +220,7 @@ public struct JSONParser {
             }
             runStart = pos
         }
-        guard let s = String(validating: out, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+        guard let s = UTF8Text.string(validating: out) else { throw fail("invalid UTF-8 in string") }
         return s
     }
 }

@@ -177,7 +177,7 @@ struct ByteReader {
         pos += 2
         guard remaining >= n else { return nil }
         defer { pos += n }
-        return String(validating: b[pos..<(pos + n)], as: UTF8.self)
+        return UTF8Text.string(validating: b[pos..<(pos + n)])
     }
     mutating func bytes32() -> [UInt8]? {
         guard let n = u32(), remaining >= Int(n) else { return nil }

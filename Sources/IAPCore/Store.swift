@@ -122,7 +122,7 @@ public enum StoreEvent: Sendable {
     /// player ever subscribed in), on request ("request") and when one
     /// changes ("change"). `invalid`: requested product IDs that are unknown
     /// or not auto-renewable subscriptions.
-    case subscriptions([SubscriptionStatus], invalid: [String], reason: String)
+    case subscriptions([SubscriptionGroupStatus], invalid: [String], reason: String)
     /// The answer to `.appTransaction`: the info, or why there is none.
     case appTransaction(AppTransactionInfo?, error: String?)
     /// A sheet closed: `outcome` is `dismissed`, `success`, `userCancelled`

@@ -38,7 +38,7 @@ public enum StoreSheet: Sendable, Equatable {
 
 /// One subscription group's status (StoreKit's `Product.SubscriptionInfo.Status`
 /// with its `RenewalInfo`).
-public struct SubscriptionStatus: Sendable, Equatable {
+public struct SubscriptionGroupStatus: Sendable, Equatable {
     public var groupID: String
     /// `subscribed`, `expired`, `inBillingRetryPeriod`, `inGracePeriod`,
     /// `revoked`, or `none` (the player never subscribed in the group).

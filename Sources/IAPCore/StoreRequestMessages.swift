@@ -4,7 +4,7 @@
 extension Messages {
     /// `"subscription"`: the status of subscription groups, at open, on
     /// request and when one changes.
-    public static func subscriptions(_ list: [SubscriptionStatus], invalid: [String], reason: String) -> [UInt8] {
+    public static func subscriptions(_ list: [SubscriptionGroupStatus], invalid: [String], reason: String) -> [UInt8] {
         var w = JSONObjectWriter()
         w.string("type", "subscription")
         w.string("reason", reason)
@@ -13,7 +13,7 @@ extension Messages {
         return w.finish()
     }
 
-    public static func describe(_ s: SubscriptionStatus) -> JSONValue {
+    public static func describe(_ s: SubscriptionGroupStatus) -> JSONValue {
         func date(_ ms: Int64?) -> JSONValue { ms.map { .number(String($0)) } ?? .null }
         func text(_ v: String?) -> JSONValue { v.map { .string($0) } ?? .null }
         return .object([

@@ -33,6 +33,19 @@ public struct CatalogSettings: Sendable {
     public var billingGracePeriod = false
     /// Enabled entries of `_storeKitErrors`: (API name, error type).
     public var storeKitErrors: [(name: String, type: String)] = []
+
+    /// The first enabled error whose API name contains `word` (lowercase
+    /// ASCII), ignoring case: Xcode names them "Load Products", "Purchase",
+    /// "App Store Sync"... Compared byte by byte: `StringProtocol.contains`
+    /// is iOS 16 / macOS 13 and the package runs on iOS 15 (issue 20).
+    public func storeKitError(forAPI word: String) -> (name: String, type: String)? {
+        let needle = Array(word.utf8)
+        return storeKitErrors.first { e in
+            let hay = Array(e.name.lowercased().utf8)
+            guard hay.count >= needle.count else { return false }
+            return (0...(hay.count - needle.count)).contains { hay[$0..<($0 + needle.count)].elementsEqual(needle) }
+        }
+    }
 }
 
 /// An Xcode StoreKit configuration file (format versions 1 to 5 seen in the

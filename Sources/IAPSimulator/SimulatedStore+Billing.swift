@@ -131,11 +131,11 @@ extension SimulatedStore {
     }
 
     /// StoreKit's `Product.SubscriptionInfo.Status` of one group.
-    func statusLocked(group g: String) -> SubscriptionStatus {
-        guard let last = latestInGroupLocked(g) else { return SubscriptionStatus(groupID: g, state: "none", currency: currency) }
+    func statusLocked(group g: String) -> SubscriptionGroupStatus {
+        guard let last = latestInGroupLocked(g) else { return SubscriptionGroupStatus(groupID: g, state: "none", currency: currency) }
         let now = nowLocked()
         let exp = last.expiresMs ?? 0
-        var s = SubscriptionStatus(groupID: g, state: "expired", productID: last.productID, transactionID: String(last.id),
+        var s = SubscriptionGroupStatus(groupID: g, state: "expired", productID: last.productID, transactionID: String(last.id),
                                    originalTransactionID: String(last.originalID), expiresDateMs: last.expiresMs,
                                    currency: currency, verified: last.verified)
         let renewal = renewalProductLocked(group: g, last)
@@ -178,13 +178,13 @@ extension SimulatedStore {
     }
 
     /// The status of every group the player ever subscribed in.
-    func subscribedStatusesLocked() -> [SubscriptionStatus] {
+    func subscribedStatusesLocked() -> [SubscriptionGroupStatus] {
         subscriptionGroups.map { statusLocked(group: $0) }.filter { $0.state != "none" }
     }
 
     /// Reports the groups whose status changed since last reported.
     func appendStatusChangeLocked(_ out: inout [StoreEvent]) {
-        var changed: [SubscriptionStatus] = []
+        var changed: [SubscriptionGroupStatus] = []
         for s in subscribedStatusesLocked() where lastStatuses[s.groupID] != s {
             lastStatuses[s.groupID] = s
             changed.append(s)

@@ -55,7 +55,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     var heldMessages: [String: (reason: String, subject: String)] = [:]
     var nextMessageNumber = 1
     /// The status of each group as last reported (changes are announced).
-    var lastStatuses: [String: SubscriptionStatus] = [:]
+    var lastStatuses: [String: SubscriptionGroupStatus] = [:]
     var askToBuy: Bool
     var failNext: PurchaseFailure? = nil
     var cancelNext = false
@@ -298,7 +298,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
 
     public func requestProducts(_ ids: [String]) {
         let answer: ProductsAnswer = lock.withLock {
-            if let e = catalog.settings.storeKitErrors.first(where: { $0.name.lowercased().contains("product") }) {
+            if let e = catalog.settings.storeKitError(forAPI: "product") {
                 return ProductsAnswer(products: [], invalid: [], error: "simulated StoreKit error (\(e.type)) on Load Products")
             }
             var found: [ProductInfo] = []
@@ -374,7 +374,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                 out.append(.purchaseFailed(key: key, productID: productID, failure: .unknown))
                 return
             }
-            if let e = catalog.settings.storeKitErrors.first(where: { $0.name.lowercased().contains("purchase") }) {
+            if let e = catalog.settings.storeKitError(forAPI: "purchase") {
                 out.append(.purchaseFailed(key: key, productID: productID, failure: SimulatedStore.failure(named: e.type) ?? .unknown))
                 return
             }
@@ -458,7 +458,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     public func restore() {
         var out: [StoreEvent] = []
         lock.withLock {
-            if let e = catalog.settings.storeKitErrors.first(where: { $0.name.lowercased().contains("sync") }) {
+            if let e = catalog.settings.storeKitError(forAPI: "sync") {
                 out.append(.error(op: "restore", message: "simulated StoreKit error (\(e.type)) on App Store Sync"))
                 return
             }

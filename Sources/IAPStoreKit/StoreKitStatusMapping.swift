@@ -10,12 +10,12 @@ import IAPCore
 enum StoreKitStatusMapping {
     /// One group's `Product.SubscriptionInfo.Status`. `verified` only when
     /// both the transaction and the renewal info verify.
-    static func status(_ s: Product.SubscriptionInfo.Status, groupID: String) -> SubscriptionStatus {
+    static func status(_ s: Product.SubscriptionInfo.Status, groupID: String) -> SubscriptionGroupStatus {
         let t = s.transaction.unsafePayloadValue
         let r = s.renewalInfo.unsafePayloadValue
         var verified = false
         if case .verified = s.transaction, case .verified = s.renewalInfo { verified = true }
-        var out = SubscriptionStatus(groupID: groupID, state: state(s.state), productID: t.productID,
+        var out = SubscriptionGroupStatus(groupID: groupID, state: state(s.state), productID: t.productID,
                                      transactionID: String(t.id), originalTransactionID: String(t.originalID),
                                      expiresDateMs: t.expirationDate.map(StoreKitMapping.ms),
                                      willAutoRenew: r.willAutoRenew, verified: verified)
@@ -40,13 +40,13 @@ enum StoreKitStatusMapping {
 
     /// The best of a group's statuses (the player's own and a family
     /// member's): the one that grants the most.
-    static func best(_ list: [Product.SubscriptionInfo.Status], groupID: String) -> SubscriptionStatus {
+    static func best(_ list: [Product.SubscriptionInfo.Status], groupID: String) -> SubscriptionGroupStatus {
         let mapped = list.map { status($0, groupID: groupID) }
         // One that grants access first (verified, subscribed or in grace),
         // then by state, then verified over not.
         let rank = ["subscribed": 0, "inGracePeriod": 1, "inBillingRetryPeriod": 2, "expired": 3, "revoked": 4]
-        func key(_ s: SubscriptionStatus) -> (Int, Int, Int) { (s.grantsAccess ? 0 : 1, rank[s.state] ?? 5, s.verified ? 0 : 1) }
-        return mapped.min { key($0) < key($1) } ?? SubscriptionStatus(groupID: groupID, state: "none")
+        func key(_ s: SubscriptionGroupStatus) -> (Int, Int, Int) { (s.grantsAccess ? 0 : 1, rank[s.state] ?? 5, s.verified ? 0 : 1) }
+        return mapped.min { key($0) < key($1) } ?? SubscriptionGroupStatus(groupID: groupID, state: "none")
     }
 
     /// `RenewalState` is a struct of static values (18.1:1445), not an enum.

@@ -112,8 +112,8 @@ extension StoreKitStore {
 
     /// Each group's best status; a group StoreKit has none for is "none"; one
     /// whose lookup failed is reported as an "error" and left out.
-    func statuses(groups: [String]) async -> [SubscriptionStatus] {
-        var out: [SubscriptionStatus] = []
+    func statuses(groups: [String]) async -> [SubscriptionGroupStatus] {
+        var out: [SubscriptionGroupStatus] = []
         for g in groups {
             do {
                 let list = try await Product.SubscriptionInfo.status(for: g)

@@ -1,0 +1,62 @@
+/// Strings from bytes that must be valid UTF-8, on every OS the package
+/// supports.
+///
+/// The standard library's `String(validating:as:)` is Swift 6.0 API that
+/// Apple platforms have only from iOS 18 / macOS 15, and the package runs on
+/// iOS 15 / macOS 12 (issue 20); Foundation is not linked on Linux. So the
+/// check is ours: Unicode's well-formed UTF-8 (Table 3-7 of the standard),
+/// the same bytes `String(validating:)` accepts (a test compares the two on
+/// Linux over generated and exhaustive inputs), then `String(decoding:)`,
+/// which repairs nothing in bytes that are already valid.
+public enum UTF8Text {
+    /// The string the bytes spell, or nil when they are not well-formed UTF-8
+    /// (an overlong form, a surrogate, a code point above U+10FFFF, a stray
+    /// or missing continuation byte).
+    public static func string(validating bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        guard isValid(bytes) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    public static func string(validating bytes: [UInt8]) -> String? {
+        bytes.withUnsafeBufferPointer { string(validating: $0) }
+    }
+
+    public static func string(validating bytes: ArraySlice<UInt8>) -> String? {
+        bytes.withUnsafeBufferPointer { string(validating: $0) }
+    }
+
+    /// Whether the bytes are well-formed UTF-8.
+    public static func isValid(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = b.count
+        var i = 0
+        while i < n {
+            let c = b[i]
+            if c < 0x80 { i += 1; continue }
+            // The first continuation byte's range depends on the lead byte
+            // (Table 3-7): it excludes overlong forms (E0, F0), surrogates
+            // (ED) and code points above U+10FFFF (F4).
+            let width: Int
+            var low: UInt8 = 0x80, high: UInt8 = 0xBF
+            switch c {
+            case 0xC2...0xDF: width = 2
+            case 0xE0: width = 3; low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: width = 3
+            case 0xED: width = 3; high = 0x9F
+            case 0xF0: width = 4; low = 0x90
+            case 0xF1...0xF3: width = 4
+            case 0xF4: width = 4; high = 0x8F
+            default: return false  // 80-C1 (a continuation, an overlong two-byte lead), F5-FF
+            }
+            guard n - i >= width else { return false }
+            let c1 = b[i + 1]
+            guard c1 >= low, c1 <= high else { return false }
+            var k = 2
+            while k < width {
+                guard b[i + k] & 0xC0 == 0x80 else { return false }
+                k += 1
+            }
+            i += width
+        }
+        return true
+    }
+}
