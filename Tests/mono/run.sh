@@ -87,4 +87,19 @@ for run in "driver.exe samples/catalog/Game.storekit" "missing/missing.exe sampl
   if [ "$rc" -eq 124 ]; then echo "mono: FAILED: $1 did not finish within 300 s (hung)" >&2; fi
   [ "$rc" -eq 0 ] || status=$rc
 done
+# What a git-URL install loads in the Linux editor: the package's committed
+# Runtime/Plugins/Linux/x86_64/libIAPBridge.so (scripts/build-plugins.sh), not
+# the build folder's, with no Swift toolchain on the loader's path.
+plugin_dir=$pkg/Runtime/Plugins/Linux/x86_64
+if [ -f "$plugin_dir/libIAPBridge.so" ]; then
+  rc=0
+  LD_LIBRARY_PATH=$(cd "$plugin_dir" && pwd) timeout 300 mono --debug "$out/driver.exe" samples/catalog/Game.storekit > "$out/plugin.log" 2>&1 || rc=$?
+  if [ "$rc" -eq 0 ]; then
+    echo "mono: the driver passes against the package's committed Linux plugin ($(tail -n 1 "$out/plugin.log"))"
+  else
+    cat "$out/plugin.log"; echo "mono: FAILED: the driver against the package's committed Linux plugin (rc $rc)" >&2; status=1
+  fi
+else
+  echo "mono: FAILED: $plugin_dir/libIAPBridge.so is missing (scripts/build-plugins.sh)" >&2; status=1
+fi
 exit "$status"

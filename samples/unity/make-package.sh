@@ -4,8 +4,8 @@
 #
 #   bash samples/unity/make-package.sh [OUT]      (default OUT: out/unity)
 #
-# 1. unity/install-plugins.sh builds the library (scripts/build-lib.sh; on a Mac
-#    also the iOS one) into unity/com.iapbridge.sdk/Runtime/Plugins/.
+# 1. The native libraries in unity/com.iapbridge.sdk/Runtime/Plugins/ are checked
+#    (scripts/build-plugins.sh --check) and rebuilt when stale.
 # 2. The package folder is packed as OUT/com.iapbridge.sdk-<version>.tgz, the
 #    npm-style tarball Unity's Package Manager installs (+ > Add package from
 #    tarball).
@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-out/unity}
 pkg=unity/com.iapbridge.sdk
-bash unity/install-plugins.sh
+[ -f unity/plugins-build.txt ] && bash scripts/build-plugins.sh --check >/dev/null 2>&1 || bash scripts/build-plugins.sh
 version=$(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$pkg/package.json" | head -n 1)
 mkdir -p "$out"
 tgz="$out/com.iapbridge.sdk-$version.tgz"
