@@ -6,8 +6,8 @@
 #                                           and write unity/plugins-build.txt
 #   bash scripts/build-plugins.sh --check   fail if a committed binary is stale: the sources,
 #                                           toolchain or SDK changed since it was built, it
-#                                           differs from its recorded hash, or a rebuild
-#                                           here does not give the same bytes (CI runs this)
+#                                           differs from its recorded hash, or (Apple ones)
+#                                           a rebuild here gives different code (CI runs this)
 #
 #   Runtime/Plugins/Linux/x86_64/libIAPBridge.so   scripts/build-lib.sh (the Swift runtime inside)
 #   Runtime/Plugins/macOS/libIAPBridge.dylib       universal arm64 + x86_64, macOS 12+, ad-hoc
@@ -67,6 +67,12 @@ build_apple() {  # DEST
       -install_name @rpath/libIAPBridge.dylib -o "$t/libIAPBridge.dylib" "$t"/obj/*.o "$t/shim.o" \
       -lSystem -lobjc -rpath /usr/lib/swift -exported_symbols_list "$exports" -dead_strip -adhoc_codesign \
       || die "linking the macOS $arch dylib"
+    # What a host sees: exactly the header's functions, and a code signature
+    # (arm64 macOS loads no unsigned code).
+    llvm-nm -gU -j "$t/libIAPBridge.dylib" | sort -u | cmp -s - "$exports" \
+      || die "the macOS $arch dylib does not export exactly the header's functions"
+    llvm-objdump --macho --private-headers "$t/libIAPBridge.dylib" | grep -q LC_CODE_SIGNATURE \
+      || die "the macOS $arch dylib has no code signature"
     thin+=("$t/libIAPBridge.dylib")
   done
   mkdir -p "$dest/macOS" "$dest/iOS"
@@ -130,20 +136,17 @@ for b in "${binaries[@]}"; do
   [ "$(want "binary $b")" = "$(describe "$plugins/$b")" ] || { echo "build-plugins: $plugins/$b is not the binary $stamp records"; stale=1; }
 done
 [ "$stale" = 0 ] || die "run bash scripts/build-plugins.sh and commit the result"
-# The same sources give the same bytes: rebuild the Apple binaries here, and
-# compare the Linux library with the one scripts/build-lib.sh made (CI's
-# native-lib step runs before this one).
+# The same sources give the same binaries: rebuild the Apple ones here and
+# compare. The macOS dylib must match byte for byte; the iOS archive too,
+# except each object's 16-byte __swift_modhash, which follows the build's
+# absolute paths (scripts/apple/same_archive.py). The Linux library embeds
+# its build paths, so a clone elsewhere links different bytes: it is checked
+# by the recorded hashes above, and CI's Mono step runs the committed file.
 fresh=$work/fresh; rm -rf "$fresh"; mkdir -p "$fresh"
 build_apple "$fresh"
-for b in macOS/libIAPBridge.dylib iOS/libIAPBridgeStatic.a; do
-  cmp -s "$fresh/$b" "$plugins/$b" || die "$b rebuilt from these sources differs from the committed one"
-done
-if [ -f out/lib/libIAPBridge.so ]; then
-  cmp -s out/lib/libIAPBridge.so "$plugins/Linux/x86_64/libIAPBridge.so" \
-    || die "Linux/x86_64/libIAPBridge.so rebuilt from these sources (out/lib) differs from the committed one"
-  echo "build-plugins: Linux/x86_64/libIAPBridge.so: same bytes as out/lib's rebuild"
-else
-  echo "build-plugins: out/lib/libIAPBridge.so absent: the Linux library's bytes were checked by hash only"
-fi
-echo "build-plugins: the committed binaries are current (same bytes as a rebuild)"
+cmp -s "$fresh/macOS/libIAPBridge.dylib" "$plugins/macOS/libIAPBridge.dylib" \
+  || die "macOS/libIAPBridge.dylib rebuilt from these sources differs from the committed one"
+python3 scripts/apple/same_archive.py "$fresh/iOS/libIAPBridgeStatic.a" "$plugins/iOS/libIAPBridgeStatic.a" > /dev/null \
+  || die "iOS/libIAPBridgeStatic.a rebuilt from these sources differs from the committed one"
+echo "build-plugins: the committed binaries are current (inputs, toolchain and SDK as recorded; the Apple ones rebuilt identical)"
 for b in "${binaries[@]}"; do echo "  $b: $(stat -c %s "$plugins/$b") bytes"; done

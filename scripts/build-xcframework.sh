@@ -4,7 +4,7 @@
 # StoreKit 2 backend) with include/iap_bridge.h, for iOS devices, the iOS
 # simulator and macOS. For Xcode projects and Unity iOS builds (docs/APPLE.md).
 #
-# Needs a Mac with Xcode 15 or later. It cannot run on Linux, so CI does not
+# Needs a Mac with Xcode 16 or later (Xcode 26 to submit to the App Store). It cannot run on Linux, so CI does not
 # run it, and it has not been run from this repository (docs/APPLE.md).
 #
 #   scripts/build-xcframework.sh [output-dir]      default: build/xcframework
@@ -16,7 +16,7 @@ scheme=IAPBridgeStatic
 lib=libIAPBridgeStatic.a
 
 if ! command -v xcodebuild >/dev/null 2>&1; then
-  echo "xcodebuild not found: this script needs macOS with Xcode 15 or later (docs/APPLE.md)" >&2
+  echo "xcodebuild not found: this script needs macOS with Xcode 16 or later (Xcode 26 to submit to the App Store) (docs/APPLE.md)" >&2
   exit 1
 fi
 

@@ -1,5 +1,5 @@
 // What a Unity user sees without a native library for their platform (the
-// Windows editor, a Linux editor before unity/install-plugins.sh): the
+// Windows editor, a Linux editor whose plugin was removed or disabled): the
 // runtime assembly is compiled with IAPBRIDGE_TEST_MISSING_LIBRARY, which
 // makes it load a library that does not exist (Runtime/Native.cs).
 //
@@ -50,9 +50,9 @@ static class MissingLibraryDriver
         Check(said.StartsWith("IAPBridge: no native library for Linux 64-bit", StringComparison.Ordinal) ||
               said.StartsWith("IAPBridge: no native library for macOS", StringComparison.Ordinal),
               "the message names the platform", said);
-        Check(said.Contains("unity/install-plugins.sh") && said.Contains("Runtime/Plugins") &&
+        Check(said.Contains("scripts/build-plugins.sh") && said.Contains("Runtime/Plugins") &&
               said.Contains("Documentation~/index.md") && said.Contains("IAP_E_NOT_SUPPORTED"),
-              "the message says how to build one, where it goes, where the documentation is, and what calls do meanwhile", said);
+              "the message says where the package keeps it, how to rebuild it, where the documentation is, and what calls do meanwhile", said);
         Check(first != null && first.LibraryMessage == said, "the exception carries the same sentence");
 
         var sw = Stopwatch.StartNew();

@@ -100,21 +100,22 @@ namespace IAPBridge
         {
             string p = Platform();
             if (p.StartsWith("Windows", StringComparison.Ordinal))
-                return "No Windows library comes with the package. Build IAPBridge.dll with the Swift toolchain for " +
-                       "Windows (swift build -c release --product IAPBridge in a clone of the IAPBridge repository; not " +
-                       "verified by the IAPBridge project) and put it in Assets/Plugins/Windows/x86_64 with Editor and " +
-                       "Standalone Windows x86_64 ticked, or use the simulated store in an editor on macOS or Linux.";
+                return "No Windows library exists yet: the SDK's storage and threads are written against POSIX " +
+                       "(open, fsync, flock, pthreads) and have no Windows port, so the Swift toolchain for Windows " +
+                       "cannot build it as it is. Develop with the simulated store in an editor on macOS or Linux, " +
+                       "where the package's own libraries in " + PluginsFolder + " load with no step of yours.";
             if (p.StartsWith("macOS", StringComparison.Ordinal))
-                return "Build it on this Mac: in a clone of the IAPBridge repository run bash unity/install-plugins.sh " +
-                       "(it puts libIAPBridge.dylib into " + PluginsFolder + "/macOS) and add the package from that clone " +
-                       "(Package Manager > Add package from disk).";
+                return "The package ships it as " + PluginsFolder + "/macOS/libIAPBridge.dylib (arm64 + x86_64, macOS 12+): " +
+                       "check that the file is there and enabled for the Editor in its Inspector, or rebuild it in a clone " +
+                       "of the IAPBridge repository with bash scripts/build-plugins.sh.";
             if (p.StartsWith("Linux", StringComparison.Ordinal))
-                return "Build it: in a clone of the IAPBridge repository run bash unity/install-plugins.sh (it puts " +
-                       "libIAPBridge.so into " + PluginsFolder + "/Linux/x86_64) and add the package from that clone " +
-                       "(Package Manager > Add package from disk).";
+                return "The package ships it as " + PluginsFolder + "/Linux/x86_64/libIAPBridge.so (x86_64, glibc): " +
+                       "check that the file is there and enabled for the Editor in its Inspector, or rebuild it in a clone " +
+                       "of the IAPBridge repository with bash scripts/build-plugins.sh.";
             if (p.StartsWith("iOS", StringComparison.Ordinal))
-                return "The app must link libIAPBridgeStatic.a: build it on a Mac with bash unity/install-plugins.sh " +
-                       "(it puts it into " + PluginsFolder + "/iOS).";
+                return "The app must link the package's " + PluginsFolder + "/iOS/libIAPBridgeStatic.a (arm64 devices; " +
+                       "enabled for iOS in its Inspector); a Simulator build needs the XCFramework built on a Mac " +
+                       "(scripts/build-xcframework.sh).";
             return "IAPBridge sells through Apple's App Store (StoreKit) and its simulator; there is no library for this platform.";
         }
     }
