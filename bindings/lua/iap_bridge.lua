@@ -7,12 +7,18 @@ host). One file: copy it into your project and ship libIAPBridge next to it.
   local bridge = assert(lib:open(iap.simulator_config(dataDir, catalog, stateDir)))
   bridge:request_products({ "coins_100", "remove_ads" })   -- a "999" message answers
   local key = assert(bridge:buy("coins_100", click_ms))   -- int64_t cdata: the key used
-  -- every frame:
+  -- every frame (save.granted: the keys your save holds, as strings):
   for m in bridge:messages() do
     local msg = iap.read_message(m)              -- type, key (decimal string), result, productID
     if msg.type == "7" or msg.type == "revoked" then
-      if not save_has(msg.key) then grant(msg); save(msg.key) end   -- grant + save first
-      bridge:confirm(msg.key)                     -- then confirm (string or int64 cdata)
+      if not save.granted[msg.key] then          -- each key once, also when delivered again
+        if msg.type == "revoked" then            -- a refund: take the item back
+          take_back(msg); save.granted[msg.key] = true; save:write()
+        elseif msg.result == "0" then            -- grant a success only, never "1" (cancelled) etc.
+          grant(msg); save.granted[msg.key] = true; save:write()
+        end                                      -- (a failure's key is not saved: it may succeed later)
+      end
+      bridge:confirm(msg.key)                    -- then confirm every "7" and "revoked"
     end
   end
   bridge:close()                                  -- e.g. in love.quit
