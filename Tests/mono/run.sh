@@ -12,7 +12,9 @@
 #                           a native library for their platform sees
 #
 # Also: the package's layout and .meta files (unity/tools/unity-meta.py
-# --check), and every assembly compiled as Unity compiles it (editor, iOS
+# --check: no asset without its .meta, no .meta without its asset, and
+# --self-test: the check itself catches planted orphans; both run first, with
+# or without Mono), and every assembly compiled as Unity compiles it (editor, iOS
 # player, desktop player) against a stub of the UnityEngine/UnityEditor API
 # it uses, so a typo in Unity-only code is caught even though Unity cannot
 # run here.
@@ -23,17 +25,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+# The package's layout and .meta files: needs only python3.
+python3 unity/tools/unity-meta.py --check
+python3 unity/tools/unity-meta.py --self-test
+
 if ! command -v mono >/dev/null 2>&1 || ! command -v mcs >/dev/null 2>&1; then
   if [ "${CI:-}" = "true" ]; then
     echo "mono: FAILED: mono and mcs are required in CI (apt-get install mono-mcs mono-runtime)" >&2
     exit 1
   fi
-  echo "mono: SKIPPED: mono/mcs not installed (apt-get install mono-mcs mono-runtime); nothing was tested"
+  echo "mono: SKIPPED: mono/mcs not installed (apt-get install mono-mcs mono-runtime); only the package's .meta files were checked"
   exit 0
 fi
 
 pkg=unity/com.iapbridge.sdk
-python3 unity/tools/unity-meta.py --check
 
 swift build --product IAPBridge >/dev/null
 bin=$(swift build --show-bin-path)
