@@ -9,12 +9,14 @@
  *   bridge.request_products({"coins_100", "remove_ads"});      // a "999" message answers
  *   int64_t key = bridge.buy("coins_100", click_ms);            // the key actually used
  *   while (auto m = bridge.poll()) {                            // every frame
- *       if (iap::field(*m, "type") == "7" || iap::field(*m, "type") == "revoked") {
- *           int64_t k = *iap::parse_key(*iap::field(*m, "key"));
- *           if (iap::field(*m, "result") == "0" && !save_has(k)) { grant(*m); save(k); }
- *           // grant only result "0" ("revoked": take back), save first,
- *           bridge.confirm(k);                                  // then confirm every one
- *       }
+ *       auto type = iap::field(*m, "type");
+ *       if (type != "7" && type != "revoked") continue;
+ *       int64_t k = *iap::parse_key(*iap::field(*m, "key"));    // exact, no double
+ *       if (!save.has(k)) {                                     // each key once (your save holds them)
+ *           if (type == "revoked") { take_back(*m); save.add(k); }              // a refund: take back
+ *           else if (iap::field(*m, "result") == "0") { grant(*m); save.add(k); } // a success only
+ *       }                                                       // (a failure's key is not saved)
+ *       bridge.confirm(k);                                      // then confirm every "7" and "revoked"
  *   }
  *
  * ERRORS, two styles (pick one per call site):

@@ -3,6 +3,9 @@
 #   C++    include/iap_bridge.hpp       g++ and clang++, with and without exceptions
 #   Lua    bindings/lua/iap_bridge.lua  LuaJIT, and a headless LÖVE 11 game
 #   Python bindings/python/iap_bridge.py pytest
+# and the examples developers copy (the bindings' header comments, the C++,
+# Lua and Python sections of docs/INTEGRATION.md, README.md's C loop), run as
+# written against a cancelled purchase, a redelivery and a refund.
 # IAP_LIB overrides the library (default .build/debug/libIAPBridge.so).
 # Not run here: Tests/bindings/lua/unload-loop.sh (the library still crashes
 # on unload after iap_close at times; it joins once the core fix lands).

@@ -369,6 +369,36 @@ static class Driver
             Until(shop, () => shop.Vip);
             Check(shop.Save.Coins == 100 && shop.Vip && GameSave.Load(savePath).Coins == 100,
                   "example: coins and VIP granted, and saved", shop.Status);
+
+            // The player cancels: the "7" (result "1") grants nothing, its key
+            // is not saved, and it is confirmed all the same.
+            var inbox = new Inbox(shop.Bridge);
+            Sim(shop.Bridge, "cancel_next");
+            int mark = inbox.Mark();
+            shop.Buy("remove_ads");
+            var cancelled = inbox.WaitFor<PurchaseMessage>(m => m.productID == "remove_ads", from: mark);
+            Check(cancelled != null && cancelled.result == "1" && !shop.Save.RemoveAds && !shop.Save.WasGranted(cancelled.Key)
+                  && !GameSave.Load(savePath).RemoveAds, "example: a cancelled purchase grants nothing and saves no key", Text(cancelled));
+            shop.Bridge.Flush();
+            if (cancelled != null)
+                Expect(ErrorCode.UnknownKey, "example: ...and the cancelled \"7\" was confirmed", () => shop.Bridge.Confirm(cancelled.Key));
+
+            // Bought, then refunded: the "revoked" takes Remove Ads back, once, and is confirmed.
+            mark = inbox.Mark();
+            shop.Buy("remove_ads");
+            var sold = inbox.WaitFor<PurchaseMessage>(m => m.productID == "remove_ads", from: mark);
+            Check(sold != null && sold.IsSuccess && shop.Save.RemoveAds && shop.Save.WasGranted(sold.Key),
+                  "example: Remove Ads bought and granted", Text(sold));
+            if (sold != null)
+            {
+                Sim(shop.Bridge, "refund", "\"transactionID\":\"" + sold.transactionID + "\"");
+                var revoked = inbox.WaitFor<RevokedMessage>(m => m.productID == "remove_ads", from: mark);
+                Check(revoked != null && !shop.Save.RemoveAds && shop.Save.WasGranted(revoked.Key) && !GameSave.Load(savePath).RemoveAds
+                      && shop.Save.Coins == 100, "example: the refund took Remove Ads back, and saved", Text(revoked));
+                shop.Bridge.Flush();
+                if (revoked != null)
+                    Expect(ErrorCode.UnknownKey, "example: ...and the \"revoked\" was confirmed", () => shop.Bridge.Confirm(revoked.Key));
+            }
         }
 
         // A crash between the game's save and its confirm: the grant is saved,

@@ -12,7 +12,9 @@
 #                           a native library for their platform sees
 #
 # Also: the package's layout and .meta files (unity/tools/unity-meta.py
-# --check), and every assembly compiled as Unity compiles it (editor, iOS
+# --check: no asset without its .meta, no .meta without its asset, and
+# --self-test: the check itself catches planted orphans; both run first, with
+# or without Mono), and every assembly compiled as Unity compiles it (editor, iOS
 # player, desktop player) against a stub of the UnityEngine/UnityEditor API
 # it uses, so a typo in Unity-only code is caught even though Unity cannot
 # run here.
@@ -23,17 +25,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+# The package's layout and .meta files: needs only python3.
+python3 unity/tools/unity-meta.py --check
+python3 unity/tools/unity-meta.py --self-test
+
 if ! command -v mono >/dev/null 2>&1 || ! command -v mcs >/dev/null 2>&1; then
   if [ "${CI:-}" = "true" ]; then
     echo "mono: FAILED: mono and mcs are required in CI (apt-get install mono-mcs mono-runtime)" >&2
     exit 1
   fi
-  echo "mono: SKIPPED: mono/mcs not installed (apt-get install mono-mcs mono-runtime); nothing was tested"
+  echo "mono: SKIPPED: mono/mcs not installed (apt-get install mono-mcs mono-runtime); only the package's .meta files were checked"
   exit 0
 fi
 
 pkg=unity/com.iapbridge.sdk
-python3 unity/tools/unity-meta.py --check
 
 swift build --product IAPBridge >/dev/null
 bin=$(swift build --show-bin-path)
@@ -73,6 +78,34 @@ for defines in "UNITY_5_3_OR_NEWER;UNITY_EDITOR;UNITY_EDITOR_LINUX;UNITY_STANDAL
   esac
 done
 echo "mono: the package's assemblies compile for the Unity editor (Linux, macOS+iOS, Windows) and for iOS and macOS players (against the UnityEngine stub)"
+
+# Where plain Mono finds the library, as docs/INTEGRATION.md ("Plain Mono")
+# says: [DllImport("IAPBridge")] is tried as libIAPBridge.so next to the
+# assembly that declares it (IAPBridge.Runtime.dll), then through the dynamic
+# loader (LD_LIBRARY_PATH, ld.so.cache); not in the current directory.
+if [ "$(uname -s)" = Linux ]; then
+  find_dir="$out/find"
+  mkdir -p "$find_dir/app" "$find_dir/elsewhere"
+  cp "$out/IAPBridge.Runtime.dll" "$find_dir/app/"
+  mcs -nologo -warnaserror -target:exe -r:"$find_dir/app/IAPBridge.Runtime.dll" -out:"$find_dir/app/find.exe" Tests/mono/FindLibrary.cs
+  find_run() {  # expected exit status, what, then the environment to run with
+    local want=$1 what=$2 rc=0
+    shift 2
+    (cd "$find_dir/elsewhere" && env -u LD_LIBRARY_PATH "$@" timeout 60 mono "$find_dir/app/find.exe" >/dev/null 2>&1) || rc=$?
+    if [ "$rc" -ne "$want" ]; then
+      echo "mono: FAILED: plain Mono, $what: exit $rc, expected $want" >&2
+      exit 1
+    fi
+  }
+  find_run 1 "no library anywhere (the binding answers IAP_E_NOT_SUPPORTED)"
+  cp "$lib" "$find_dir/elsewhere/libIAPBridge.so"
+  find_run 1 "libIAPBridge.so in the current directory only (not searched)"
+  find_run 0 "libIAPBridge.so found through LD_LIBRARY_PATH" LD_LIBRARY_PATH="$find_dir/elsewhere"
+  rm "$find_dir/elsewhere/libIAPBridge.so"
+  cp "$lib" "$find_dir/app/libIAPBridge.so"
+  find_run 0 "libIAPBridge.so next to IAPBridge.Runtime.dll, no LD_LIBRARY_PATH"
+  echo "mono: plain Mono loads libIAPBridge.so next to IAPBridge.Runtime.dll or through LD_LIBRARY_PATH, not from the current directory"
+fi
 
 # mono loads "IAPBridge" as libIAPBridge.so through the dynamic loader's path.
 export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

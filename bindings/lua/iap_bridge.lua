@@ -7,12 +7,18 @@ host). One file: copy it into your project and ship libIAPBridge next to it.
   local bridge = assert(lib:open(iap.simulator_config(dataDir, catalog, stateDir)))
   bridge:request_products({ "coins_100", "remove_ads" })   -- a "999" message answers
   local key = assert(bridge:buy("coins_100", click_ms))   -- int64_t cdata: the key used
-  -- every frame:
+  -- every frame (save.granted: the keys your save holds, as strings):
   for m in bridge:messages() do
     local msg = iap.read_message(m)              -- type, key (decimal string), result, productID
     if msg.type == "7" or msg.type == "revoked" then
-      if not save_has(msg.key) then grant(msg); save(msg.key) end   -- grant + save first
-      bridge:confirm(msg.key)                     -- then confirm (string or int64 cdata)
+      if not save.granted[msg.key] then          -- each key once, also when delivered again
+        if msg.type == "revoked" then            -- a refund: take the item back
+          take_back(msg); save.granted[msg.key] = true; save:write()
+        elseif msg.result == "0" then            -- grant a success only, never "1" (cancelled) etc.
+          grant(msg); save.granted[msg.key] = true; save:write()
+        end                                      -- (a failure's key is not saved: it may succeed later)
+      end
+      bridge:confirm(msg.key)                    -- then confirm every "7" and "revoked"
     end
   end
   bridge:close()                                  -- e.g. in love.quit
@@ -20,16 +26,21 @@ host). One file: copy it into your project and ship libIAPBridge next to it.
 ERRORS: bridge methods return a value (true when there is nothing else to
 return) or nil plus an error table {code = -10, name = "IAP_E_UNKNOWN_PRODUCT",
 message = "..."} (tostring() gives a sentence), so `assert(bridge:buy(...))`
-raises a readable error. Passing a wrong type (e.g. a key as a Lua number above
-2^53) raises a Lua error: that is a bug in the caller, not a runtime condition.
+raises a readable error. Passing a wrong type (e.g. a key as a Lua number of
+2^53 or more) raises a Lua error: that is a bug in the caller, not a runtime
+condition.
 
 KEYS are 64-bit integers. A Lua number is a double and loses digits above 2^53,
 so keys are never Lua numbers here: buy() returns an int64_t cdata, messages
 carry them as decimal strings (read_message(m).key), and confirm() takes
 either. iap.key(x) converts a decimal string to int64_t without going through
 a double; iap.key_string(k) converts back. Store keys in your save as strings.
-Click times may be Lua numbers (a millisecond timestamp is far below 2^53);
-numbers that are not exact integers in the safe range are refused.
+Click times may be Lua numbers (a millisecond timestamp is far below 2^53).
+Wherever a key or click time is taken, a Lua number must be a whole number of
+magnitude at most 2^53 - 1 (9007199254740991): 2^53 and beyond are refused
+with an error, never rounded (the literal 9007199254740993 is already the
+double 9007199254740992 when Lua reads it). Beyond that pass an int64_t cdata
+(9007199254740993LL) or a decimal string ("9007199254740993"), both exact.
 
 THREADS: LuaJIT cannot run Lua code on a foreign thread, so this binding has no
 iap_set_callback: poll once a frame (cheap when nothing is waiting).
@@ -131,7 +142,6 @@ function M.is_error(x) return getmetatable(x) == Error end
 local int64_t = ffi.typeof("int64_t")
 local INT64_MAX = 9223372036854775807LL
 local INT64_MIN = -9223372036854775807LL - 1
-local SAFE = 9007199254740992 -- 2^53: every integer up to it is exact in a double
 
 -- Parses a decimal string ("-42", "9007199254740993") into int64_t cdata
 -- digit by digit in int64 arithmetic: no double on the way. nil if s is not a
@@ -167,23 +177,43 @@ function M.key_string(k)
   return (s:gsub("LL$", ""))
 end
 
--- Any key representation to int64_t cdata: int64_t/uint64_t cdata as is, a
--- decimal string parsed exactly, a Lua number only if it is an integer of
--- magnitude at most 2^53 (a larger one has already lost digits). Raises a Lua
--- error otherwise.
+-- Any key representation to int64_t cdata: int64_t cdata as is (9007199254740993LL),
+-- uint64_t cdata up to INT64_MAX, a decimal string parsed exactly
+-- ("9007199254740993"), a Lua number only if it is an integer of magnitude at
+-- most 2^53 - 1 (MAX_SAFE). A Lua number at or above 2^53 may already have
+-- lost digits (2^53 + 1 reads as 2^53), so it is refused, not rounded. Raises a
+-- Lua error otherwise. Used for every key and click time this module accepts.
+local uint64_t = ffi.typeof("uint64_t")
+local MAX_SAFE = 9007199254740991 -- 2^53 - 1: the largest n such that n and n + 1 are both exact doubles
+
+local function number_key(x, level)
+  if x ~= x or x == math.huge or x == -math.huge or x ~= math.floor(x) then
+    error("iap_bridge: a key or click time must be a whole number, not " .. string.format("%.17g", x), level + 1)
+  end
+  if x > MAX_SAFE or x < -MAX_SAFE then
+    error("iap_bridge: a key as a Lua number beyond 2^53 - 1 may have lost digits (" .. string.format("%.17g", x) ..
+      " is a double); pass it as a decimal string or an int64_t cdata (e.g. 9007199254740993LL)", level + 1)
+  end
+  return int64_t(x)
+end
+
 function M.key(x)
   local t = type(x)
   if t == "cdata" then
-    local ok, v = pcall(int64_t, x)
-    if ok then return v end
+    if ffi.istype(int64_t, x) then return int64_t(x) end
+    if ffi.istype(uint64_t, x) then
+      if x <= 9223372036854775807ULL then return int64_t(x) end
+      error("iap_bridge: a key above INT64_MAX: " .. tostring(x), 2)
+    end
+    -- Any other cdata number (int32_t, double, ...) follows the Lua number rule.
+    local n = tonumber(x)
+    if n ~= nil then return number_key(n, 2) end
   elseif t == "string" then
     local v = M.key_from_string(x)
     if v ~= nil then return v end
     error("iap_bridge: not a decimal int64 key: " .. string.format("%q", x), 2)
   elseif t == "number" then
-    if x == math.floor(x) and x >= -SAFE and x <= SAFE then return int64_t(x) end
-    error("iap_bridge: a key as a Lua number above 2^53 has lost digits (" .. string.format("%.17g", x) ..
-      "); keep keys as decimal strings or int64_t cdata", 2)
+    return number_key(x, 2)
   end
   error("iap_bridge: a key must be an int64_t cdata or a decimal string, not " .. t, 2)
 end

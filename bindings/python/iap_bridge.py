@@ -7,13 +7,17 @@ One file: copy it into your game and ship libIAPBridge next to it.
     with iap.Bridge.open(iap.simulator_config(data_dir, catalog, state_dir)) as bridge:
         bridge.request_products(["coins_100", "remove_ads"])   # a "999" message answers
         key = bridge.buy("coins_100", click_ms)                # int: the key actually used
-        # every frame:
+        # every frame (save.granted: the keys your save holds):
         for m in bridge.messages():
             msg = iap.parse_message(m)                         # a dict (json.loads)
             if msg["type"] in ("7", "revoked"):
                 k = iap.key_of(msg)                            # int, exact
-                if k not in save.granted: grant(msg); save.add(k)   # grant + save first
-                bridge.confirm(k)                              # then confirm
+                if k not in save.granted:                      # each key once, also when delivered again
+                    if msg["type"] == "revoked":               # a refund: take the item back
+                        take_back(msg); save.add(k)            # save.add(k) saves the game
+                    elif msg["result"] == "0":                 # grant a success only, never "1" (cancelled) etc.
+                        grant(msg); save.add(k)                # (a failure's key is not saved: it may succeed later)
+                bridge.confirm(k)                              # then confirm every "7" and "revoked"
 
 Errors raise IAPError (.code, .name, .message). Keys are Python ints (exact at
 any size; range-checked to int64); messages carry them as decimal strings and

@@ -11,8 +11,9 @@
  *   4. reopen: both results are delivered again; grant, save, confirm
  *   5. reopen: nothing is pending any more, Remove Ads is an entitlement
  *
- * The game's side of the contract is in grant(): remember granted keys in
- * the game's own save, ignore a key seen before, confirm only after saving.
+ * The game's side of the contract is in grant() and take_back(): grant a
+ * success (result "0") only, remember granted keys in the game's own save,
+ * ignore a key seen before, confirm every "7" and "revoked" only after saving.
  */
 #include "iap_bridge.h"
 #include "iap_demo_dir.h"
@@ -108,6 +109,29 @@ static void grant(iap_bridge *b, const char *json) {
     printf("   confirmed key %s: the SDK may now finish the store transaction\n", key);
 }
 
+/* Takes a refunded item back once: a "revoked" has a key of its own, saved
+ * like a granted one, then confirmed like a "7". */
+static void take_back(iap_bridge *b, const char *json) {
+    char key[32] = "", product[128] = "", quantity[8] = "1";
+    iap_json_field(json, "key", key, sizeof key);
+    iap_json_field(json, "productID", product, sizeof product);
+    iap_json_field(json, "quantity", quantity, sizeof quantity);
+    if (save_has_key(key)) {
+        printf("   refund %s was taken back before: ignoring it\n", key);
+    } else {
+        char line[256];
+        if (strcmp(product, "coins_100") == 0) {
+            snprintf(line, sizeof line, "coins %d", -100 * (atoi(quantity) > 0 ? atoi(quantity) : 1));
+            save_append(line);
+        }
+        if (strcmp(product, "remove_ads") == 0) save_append("remove_ads 0");
+        snprintf(line, sizeof line, "key %s", key);
+        save_append(line);
+        printf("   took %s back (refund key %s) and saved the game\n", product, key);
+    }
+    check(iap_confirm(b, strtoll(key, NULL, 10)), "iap_confirm");
+}
+
 /* Polls like a game loop would, for a few "frames". Returns messages seen. */
 static int pump(iap_bridge *b, int handle_purchases, int quiet_types) {
     int seen = 0;
@@ -125,6 +149,9 @@ static int pump(iap_bridge *b, int handle_purchases, int quiet_types) {
                 printf(" <- \"7\" purchase result: %s for %s, key %s\n", name, product, key);
                 if (handle_purchases) grant(b, m);
                 else printf("   (not granting yet)\n");
+            } else if (strcmp(type, "revoked") == 0) {
+                printf(" <- \"revoked\": %s\n", m);
+                if (handle_purchases) take_back(b, m);
             } else if (strcmp(type, "entitlements") == 0) {
                 if (!quiet_types) printf(" <- \"entitlements\": %s\n", m);
             } else {

@@ -29,6 +29,20 @@
 
 static char g_config[8192];
 
+/* The game's save, kept in memory for this demo (a game writes it to disk
+ * before confirming): the keys it granted or took back, each handled once. */
+static char g_keys[64][32];
+static int g_nkeys;
+
+static int save_has_key(const char *key) {
+    for (int i = 0; i < g_nkeys; i++) if (strcmp(g_keys[i], key) == 0) return 1;
+    return 0;
+}
+
+static void save_key(const char *key) {
+    if (g_nkeys < 64) snprintf(g_keys[g_nkeys++], sizeof g_keys[0], "%s", key);
+}
+
 
 static void check(int32_t rc, const char *what) {
     if (rc != IAP_OK) {
@@ -59,15 +73,24 @@ static int frame(iap_bridge *b, char *last_txn, size_t size) {
                 iap_json_field(m, "resultName", name, sizeof name);
                 iap_json_field(m, "origin", origin, sizeof origin);
                 if (last_txn) iap_json_field(m, "transactionID", last_txn, size);
+                /* Grant a success only, once per key; confirm every "7". */
+                int grant = strcmp(name, "success") == 0 && !save_has_key(key);
+                if (grant) save_key(key);  /* grant the item and save with its key */
                 printf("   \"7\" %s for %s, key %s (%s)%s\n", name, product, key,
                        strcmp(origin, "store") == 0 ? "the store started it: a renewal or a purchase made elsewhere" : "the game's own click",
-                       strcmp(name, "success") == 0 ? " -> granted, saved, confirmed" : " -> confirmed");
+                       grant ? " -> granted, saved, confirmed" : " -> confirmed");
                 check(iap_confirm(b, strtoll(key, NULL, 10)), "iap_confirm");
             } else if (strcmp(type, "pending") == 0) {
                 iap_json_field(m, "reason", reason, sizeof reason);
                 printf("   \"pending\" %s, key %s: waiting (%s); the game shows \"Ask your parent\"\n", product, key, reason);
             } else if (strcmp(type, "revoked") == 0) {
-                printf("   \"revoked\" %s: the game takes it back, saves, confirms key %s\n", product, key);
+                /* A refund: take the item back once per key; confirm it like a "7". */
+                if (!save_has_key(key)) {
+                    save_key(key);  /* take the item back and save with the refund's key */
+                    printf("   \"revoked\" %s: the game takes it back, saves, confirms key %s\n", product, key);
+                } else {
+                    printf("   \"revoked\" %s, key %s: taken back before; confirmed\n", product, key);
+                }
                 check(iap_confirm(b, strtoll(key, NULL, 10)), "iap_confirm");
             } else if (strcmp(type, "subscription") == 0) {
                 char state[32] = "", active[8] = "", renew[8] = "";

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The .meta files of the Unity package unity/com.iapbridge.sdk, and a check of its layout.
 
-    python3 unity/tools/unity-meta.py --write    create/refresh every .meta
-    python3 unity/tools/unity-meta.py --check    fail on anything missing or stale (Tests/mono/run.sh)
+    python3 unity/tools/unity-meta.py --write      create/refresh every .meta
+    python3 unity/tools/unity-meta.py --check      fail on anything missing, stale or orphaned (Tests/mono/run.sh, in CI)
+    python3 unity/tools/unity-meta.py --self-test  plant problems in a copy of the package; --check must report each
 
 Every file and folder of the package (except hidden ones and those inside folders whose names end
 with "~", which Unity does not import) has a .meta whose GUID is the md5 of
@@ -12,15 +13,23 @@ their platforms) exist whether or not the library was built: unity/install-plugi
 libraries next to them.
 
 --check also verifies: the .meta contents are what this script writes (right importer), no .meta
-is left without its asset (except the native libraries'), the assembly definitions reference
-assemblies that exist, Editor code is Editor-only, package.json's version is the header's
-IAP_VERSION_STRING, and the sample's catalog is samples/catalog/Game.storekit.
+anywhere in the package (Samples~, Documentation~ and hidden folders included) is left without
+its asset file or folder, the assembly definitions reference assemblies that exist, Editor code is
+Editor-only, package.json's version is the header's IAP_VERSION_STRING, and the sample's catalog
+is samples/catalog/Game.storekit.
+
+The one allowed exception to "no .meta without its asset": the native library slots (PLUGINS
+below). Their .meta files carry the import settings and are committed; the libraries themselves
+are built (unity/install-plugins.sh) or committed separately, so a slot may be empty. --check
+names the empty slots.
 """
 import hashlib
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 PKG_NAME = "com.iapbridge.sdk"
@@ -121,16 +130,16 @@ def imported(rel):
     return True
 
 
-def assets():
+def assets(pkg=PKG):
     """(rel, is_dir) of every path that needs a .meta: what exists, plus the plugin slots and their folders."""
     found = {}
-    for dirpath, dirnames, filenames in os.walk(PKG):
+    for dirpath, dirnames, filenames in os.walk(pkg):
         dirnames[:] = [d for d in dirnames if not d.startswith(".") and not d.endswith("~")]
         for d in dirnames:
-            rel = os.path.relpath(os.path.join(dirpath, d), PKG).replace(os.sep, "/")
+            rel = os.path.relpath(os.path.join(dirpath, d), pkg).replace(os.sep, "/")
             found[rel] = True
         for f in filenames:
-            rel = os.path.relpath(os.path.join(dirpath, f), PKG).replace(os.sep, "/")
+            rel = os.path.relpath(os.path.join(dirpath, f), pkg).replace(os.sep, "/")
             if f.endswith(".meta") or not imported(rel):
                 continue
             found[rel] = False
@@ -142,52 +151,55 @@ def assets():
     return found
 
 
-def main():
-    mode = sys.argv[1] if len(sys.argv) > 1 else "--check"
-    if mode not in ("--write", "--check"):
-        print(__doc__)
-        return 2
+def orphans(pkg, found):
+    """Problems with .meta files that belong to no asset, and the plugin slots waiting for their
+    library. Every folder is searched, also those Unity does not import (Samples~ is copied into
+    the project with its .meta files when a sample is imported)."""
+    problems, empty_slots = [], []
+    for dirpath, dirnames, filenames in os.walk(pkg):
+        dirnames.sort()
+        for f in sorted(filenames):
+            if not f.endswith(".meta"):
+                continue
+            rel = os.path.relpath(os.path.join(dirpath, f[:-5]), pkg).replace(os.sep, "/")
+            if not os.path.lexists(os.path.join(pkg, rel)):
+                if rel in PLUGINS:
+                    empty_slots.append(rel)  # allowed: the library is built or committed separately
+                else:
+                    problems.append("%s.meta has no asset (no file or folder %s): delete it" % (rel, rel))
+            elif imported(rel) and rel not in found:
+                problems.append("%s.meta belongs to %s, which Unity does not import: delete it" % (rel, rel))
+    return problems, empty_slots
+
+
+def check(pkg=PKG):
+    """Everything --check verifies. Returns (problems, summary)."""
     problems = []
-    found = assets()
-    if mode == "--write":
-        for rel, is_dir in found.items():
-            if is_dir:
-                os.makedirs(os.path.join(PKG, rel), exist_ok=True)
+    found = assets(pkg)
     seen_guids = {}
     for rel in sorted(found):
-        path = os.path.join(PKG, rel) + ".meta"
+        path = os.path.join(pkg, rel) + ".meta"
         want = meta_for(rel, found[rel])
         g = guid(rel)
         if g in seen_guids:
             problems.append("GUID %s of %s is also %s's" % (g, rel, seen_guids[g]))
         seen_guids[g] = rel
         have = open(path, encoding="utf-8").read() if os.path.exists(path) else None
-        if mode == "--write":
-            if have != want:
-                with open(path, "w", encoding="utf-8", newline="\n") as f:
-                    f.write(want)
-                print("wrote %s.meta" % rel)
-        elif have is None:
+        if have is None:
             problems.append("%s has no .meta (python3 unity/tools/unity-meta.py --write)" % rel)
         elif have != want:
             problems.append("%s.meta is not what unity-meta.py writes (importer or GUID changed?)" % rel)
 
-    # Orphans: a .meta whose asset is gone (the plugin slots are expected to be empty in git).
-    for dirpath, dirnames, filenames in os.walk(PKG):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".") and not d.endswith("~")]
-        for f in filenames:
-            if f.endswith(".meta"):
-                rel = os.path.relpath(os.path.join(dirpath, f[:-5]), PKG).replace(os.sep, "/")
-                if rel not in found:
-                    problems.append("%s.meta has no asset: delete it" % rel)
+    orphan_problems, empty_slots = orphans(pkg, found)
+    problems += orphan_problems
 
     # Assembly definitions.
     asmdefs = {}
-    for dirpath, _, filenames in os.walk(PKG):
+    for dirpath, _, filenames in os.walk(pkg):
         for f in filenames:
             if f.endswith(".asmdef"):
                 with open(os.path.join(dirpath, f), encoding="utf-8") as fh:
-                    asmdefs[os.path.relpath(os.path.join(dirpath, f), PKG).replace(os.sep, "/")] = json.load(fh)
+                    asmdefs[os.path.relpath(os.path.join(dirpath, f), pkg).replace(os.sep, "/")] = json.load(fh)
     names = {a["name"] for a in asmdefs.values()}
     for rel, a in asmdefs.items():
         if os.path.basename(rel) != a["name"] + ".asmdef":
@@ -203,7 +215,7 @@ def main():
             problems.append("missing %s" % need)
 
     # package.json against the header; the sample's samples entry; the sample catalog.
-    with open(os.path.join(PKG, "package.json"), encoding="utf-8") as fh:
+    with open(os.path.join(pkg, "package.json"), encoding="utf-8") as fh:
         manifest = json.load(fh)
     header = open(os.path.join(ROOT, "include", "iap_bridge.h"), encoding="utf-8").read()
     m = re.search(r'#define IAP_VERSION_STRING "([^"]+)"', header)
@@ -215,22 +227,117 @@ def main():
             problems.append("package.json has no \"%s\"" % k)
     if manifest.get("name") != PKG_NAME:
         problems.append("package.json name is not %s" % PKG_NAME)
-    for s in manifest.get("samples", []):
-        if not os.path.isdir(os.path.join(PKG, s["path"])):
-            problems.append("sample path %s does not exist" % s["path"])
-    cat = os.path.join(PKG, "Samples~", "Example Store", "Game.storekit")
+    for sample in manifest.get("samples", []):
+        if not os.path.isdir(os.path.join(pkg, sample["path"])):
+            problems.append("sample path %s does not exist" % sample["path"])
+    cat = os.path.join(pkg, "Samples~", "Example Store", "Game.storekit")
     src = os.path.join(ROOT, "samples", "catalog", "Game.storekit")
     if not os.path.exists(cat) or open(cat, "rb").read() != open(src, "rb").read():
         problems.append("Samples~/Example Store/Game.storekit differs from samples/catalog/Game.storekit (copy it)")
 
+    summary = ("%d assets, each with a .meta and a unique stable GUID; no orphaned .meta; "
+               "%d assembly definitions; package.json %s"
+               % (len(found), len(asmdefs), manifest.get("version")))
+    if empty_slots:
+        summary += ("; %d native library slots hold only their .meta, as allowed (unity/install-plugins.sh "
+                    "puts the libraries there): %s" % (len(empty_slots), ", ".join(empty_slots)))
+    return problems, summary
+
+
+def write(pkg=PKG):
+    found = assets(pkg)
+    for rel, is_dir in found.items():
+        if is_dir:
+            os.makedirs(os.path.join(pkg, rel), exist_ok=True)
+    for rel in sorted(found):
+        path = os.path.join(pkg, rel) + ".meta"
+        want = meta_for(rel, found[rel])
+        have = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+        if have != want:
+            with open(path, "w", encoding="utf-8", newline="\n") as f:
+                f.write(want)
+            print("wrote %s.meta" % rel)
+
+
+def self_test():
+    """--check on a copy of the package: clean, it passes; with each planted problem, it reports
+    that problem. Returns the number of failures."""
+    failures = cases = 0
+    tmp = tempfile.mkdtemp(prefix="unity-meta-self-test.")
+    try:
+        def fresh():
+            copy = os.path.join(tmp, PKG_NAME)
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("*.so", "*.dylib", "*.a", "*.xcframework"))
+            return copy
+
+        def expect(what, plant, reported):
+            nonlocal failures, cases
+            copy = fresh()
+            plant(copy)
+            problems, _ = check(copy)
+            hit = [p for p in problems if reported in p]
+            ok = hit if reported else not problems
+            if not ok:
+                print("unity-meta self-test: FAIL %s: got %s" % (what, problems or "no problem"))
+            failures += 0 if ok else 1
+            cases += 1
+
+        def touch(copy, rel, text="fileFormatVersion: 2\nguid: 0123456789abcdef0123456789abcdef\n"):
+            path = os.path.join(copy, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+
+        def remove(copy, rel):
+            path = os.path.join(copy, rel)
+            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+
+        expect("a clean copy passes (native library slots empty)", lambda c: None, "")
+        expect("a native library slot with its library passes",
+               lambda c: touch(c, "Runtime/Plugins/Linux/x86_64/libIAPBridge.so", "ELF"), "")
+        expect("a script deleted without its .meta is an orphan",
+               lambda c: remove(c, "Runtime/Utf8.cs"), "Runtime/Utf8.cs.meta has no asset")
+        expect("a .meta of a file that never existed is an orphan",
+               lambda c: touch(c, "Runtime/Gone.cs.meta"), "Runtime/Gone.cs.meta has no asset")
+        expect("a folder's .meta without the folder is an orphan",
+               lambda c: touch(c, "Tests.meta"), "Tests.meta has no asset")
+        expect("an orphan inside Samples~ (copied into projects) is found",
+               lambda c: touch(c, "Samples~/Example Store/Old.cs.meta"), "Samples~/Example Store/Old.cs.meta has no asset")
+        expect("an orphan inside Documentation~ is found",
+               lambda c: touch(c, "Documentation~/old.md.meta"), "Documentation~/old.md.meta has no asset")
+        expect("an orphan inside a hidden folder is found",
+               lambda c: touch(c, ".backup/Bridge.cs.meta"), ".backup/Bridge.cs.meta has no asset")
+        expect("a .meta of a .meta is found",
+               lambda c: touch(c, "Runtime/Bridge.cs.meta.meta"), "Runtime/Bridge.cs.meta.meta belongs to")
+        expect("an orphan next to the native libraries (not a library slot) is found",
+               lambda c: touch(c, "Runtime/Plugins/Linux/x86_64/libOld.so.meta"), "libOld.so.meta has no asset")
+        expect("an asset without its .meta is found",
+               lambda c: remove(c, "Runtime/Utf8.cs.meta"), "Runtime/Utf8.cs has no .meta")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("unity-meta self-test: %d cases (a clean copy, a filled library slot, 9 planted problems), %s"
+          % (cases, "%d FAILED" % failures if failures else "each as expected"))
+    return failures
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "--check"
+    if mode == "--write":
+        write()
+        return 0
+    if mode == "--self-test":
+        return 1 if self_test() else 0
+    if mode != "--check":
+        print(__doc__)
+        return 2
+    problems, summary = check()
     if problems:
         for p in problems:
             print("unity-meta: " + p)
         print("unity-meta: FAILED (%d problems)" % len(problems))
         return 1
-    if mode == "--check":
-        print("unity-meta: %d assets, each with a .meta and a unique stable GUID; %d assembly definitions; "
-              "package.json %s" % (len(found), len(asmdefs), manifest["version"]))
+    print("unity-meta: " + summary)
     return 0
 
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Compiles Tests/bindings/cpp/test.cpp against include/iap_bridge.hpp with g++
 # and clang++ (-std=c++17 -Wall -Wextra -pedantic -Werror), with exceptions and
-# with -fno-exceptions (Unreal's default), links the library and runs each.
+# with -fno-exceptions (Unreal's default), links the library and runs each;
+# then Tests/bindings/cpp/examples.cpp: the C and C++ examples of the header
+# comment, docs/INTEGRATION.md and README.md, run as written.
 #   IAP_LIB=/path/libIAPBridge.so bash Tests/bindings/cpp/run.sh
 # CXXS="g++" restricts the compilers. A missing compiler fails.
 set -euo pipefail
@@ -9,6 +11,24 @@ source "$(dirname "$0")/../env.sh"
 cd "$iap_repo"
 out=$(mktemp -d /tmp/iap-cpp-build.XXXXXX)
 trap 'rm -rf "$out"' EXIT
+
+# The examples developers copy, cut out of the files that document them (see
+# Tests/bindings/cpp/examples.cpp): from its first line to the closing brace at
+# its own indentation.
+extract() {  # file, first line (a regex), comment prefix to strip, output
+  awk -v start="$2" -v prefix="$3" '
+    index($0, prefix) == 1 { line = substr($0, length(prefix) + 1) } index($0, prefix) != 1 { line = $0 }
+    !on && line ~ start { on = 1; match(line, /^ */); indent = substr(line, 1, RLENGTH) }
+    on { print line; if (line == indent "}") exit }
+  ' "$1" > "$4"
+  if [ ! -s "$4" ] || [ "$(tail -n 1 "$4" | tr -d ' ')" != "}" ]; then
+    echo "cpp: FAILED: no complete example matching /$2/ in $1" >&2
+    exit 1
+  fi
+}
+extract include/iap_bridge.hpp '^while \(auto m = bridge\.poll\(\)\) \{' ' *   ' "$out/example-hpp.inc"
+extract docs/INTEGRATION.md '^while \(auto m = bridge\.poll\(std::nothrow\)\.value\(\)\) \{' '' "$out/example-doc.inc"
+extract README.md '^void every_frame\(void\) \{' '' "$out/example-readme.inc"
 for cxx in ${CXXS:-g++ clang++}; do
   if ! command -v "$cxx" >/dev/null 2>&1; then
     # The Swift toolchain ships clang++ next to swift.
@@ -24,4 +44,9 @@ for cxx in ${CXXS:-g++ clang++}; do
       Tests/bindings/cpp/test.cpp -L"$IAP_LIB_DIR" -l:"$(basename "$IAP_LIB")" -o "$out/test-$mode"
     timeout 120 "$out/test-$mode" "$IAP_CATALOG"
   done
+  # The examples use the throwing calls too: built with exceptions.
+  echo "cpp: $cxx, the examples of iap_bridge.hpp, docs/INTEGRATION.md and README.md"
+  "$cxx" -std=c++17 -Wall -Wextra -pedantic -Werror -Iinclude -I"$out" \
+    Tests/bindings/cpp/examples.cpp -L"$IAP_LIB_DIR" -l:"$(basename "$IAP_LIB")" -o "$out/examples"
+  timeout 120 "$out/examples" "$IAP_CATALOG"
 done

@@ -69,7 +69,37 @@ do
     and iap.key_from_string("1.5") == nil and iap.key_from_string("+1") == nil, "non-integers refused")
   check(iap.key(1700000000123) == 1700000000123LL, "a millisecond time as a Lua number is accepted")
   raises(function() iap.key(2 ^ 53 + 2) end, "lost digits", "a Lua number above 2^53 is refused")
-  raises(function() iap.key(1.5) end, "lost digits", "a fractional number is refused")
+  raises(function() iap.key(1.5) end, "whole number", "a fractional number is refused")
+  raises(function() iap.key(0 / 0) end, "whole number", "NaN is refused")
+  raises(function() iap.key(math.huge) end, "whole number", "infinity is refused")
+end
+
+------------------------------------------------------------------------
+-- Lua numbers at the edge of exactness: 2^53 - 1 is the last one accepted
+------------------------------------------------------------------------
+do
+  check(iap.key(2 ^ 53 - 1) == 9007199254740991LL, "2^53 - 1 as a Lua number is accepted, exact")
+  check(iap.key(-(2 ^ 53 - 1)) == -9007199254740991LL, "-(2^53 - 1) as a Lua number is accepted, exact")
+  check(iap.key_string(9007199254740991) == "9007199254740991", "key_string(2^53 - 1)")
+  -- 2^53 is exact itself, but so is what 2^53 + 1 rounds to: a Lua number
+  -- 9007199254740992 cannot say which key the game meant.
+  raises(function() iap.key(2 ^ 53) end, "beyond 2%^53 %- 1", "2^53 as a Lua number is refused")
+  raises(function() iap.key(-(2 ^ 53)) end, "beyond 2%^53 %- 1", "-2^53 as a Lua number is refused")
+  -- The literal 9007199254740993 is read by Lua as 9007199254740992: refused, never rounded.
+  local plus_one = 9007199254740993
+  check(plus_one == 2 ^ 53, "(the Lua literal 9007199254740993 is the double 2^53)")
+  raises(function() iap.key(plus_one) end, "beyond 2%^53 %- 1", "2^53 + 1 as a Lua number is refused")
+  raises(function() iap.key(2 ^ 53 + 1) end, "decimal string or an int64_t cdata", "the error says what to pass instead")
+  raises(function() iap.key_string(2 ^ 53) end, "beyond 2%^53 %- 1", "key_string refuses 2^53 as a Lua number")
+  -- Beyond 2^53 - 1, int64 cdata and decimal strings pass, exact.
+  check(iap.key(9007199254740993LL) == 9007199254740993LL and iap.key_string(9007199254740993LL) == "9007199254740993",
+    "9007199254740993LL is accepted, exact")
+  check(iap.key("9007199254740993") == 9007199254740993LL and iap.key_string("9007199254740993") == "9007199254740993",
+    "\"9007199254740993\" is accepted, exact")
+  check(iap.key(9007199254740993ULL) == 9007199254740993LL, "uint64_t cdata in int64 range is accepted")
+  raises(function() iap.key(18446744073709551615ULL) end, "above INT64_MAX", "uint64_t cdata above INT64_MAX is refused")
+  raises(function() iap.key(ffi.new("double", 2 ^ 53)) end, "beyond 2%^53 %- 1", "a double cdata of 2^53 is refused")
+  check(iap.key(ffi.new("int32_t", -5)) == -5LL, "an int32_t cdata is accepted")
   raises(function() iap.key("abc") end, "not a decimal", "a non-decimal string is refused")
   check(iap.key(ffi.new("int64_t", 42)) == 42LL, "int64_t cdata passes through")
   check(iap.key_string(ffi.new("int64_t", -7)) == "-7", "key_string of cdata has no LL suffix")
@@ -182,6 +212,10 @@ local ok_run, run_err = pcall(function()
   check_err(iap.codes.IAP_E_INVALID_ARG, "buy with a NUL", bridge:buy("coins\0_100"))
   check_err(iap.codes.IAP_E_UNKNOWN_KEY, "confirm a key never issued", bridge:confirm("424242"))
   raises(function() bridge:confirm(2 ^ 60) end, "lost digits", "confirm with a lossy Lua number")
+  raises(function() bridge:confirm(9007199254740993) end, "beyond 2%^53 %- 1", "confirm with the Lua number 2^53 + 1")
+  raises(function() bridge:buy("coins_100", 2 ^ 53) end, "beyond 2%^53 %- 1", "buy with a click time of 2^53 as a Lua number")
+  raises(function() bridge:buy_quantity("coins_100", 2, 9007199254740993) end, "beyond 2%^53 %- 1",
+    "buy_quantity with a click time of 2^53 + 1 as a Lua number")
   check_err(iap.codes.IAP_E_UNKNOWN_OP, "simulator unknown op", bridge:simulator('{"op":"no_such_op"}'))
   local txns = check_ok("simulator transactions", bridge:simulator('{"op":"transactions"}'))
   check(txns and txns:find("coins_100", 1, true) ~= nil, "the store lists the purchase")
@@ -209,6 +243,23 @@ local ok_run, run_err = pcall(function()
   if again then
     check(wait_for(again, "7", 1000) == nil, "nothing confirmed is delivered again")
     check_ok("close again", again:close())
+  end
+
+  -- Keys beyond 2^53 go through the library exact: click times as int64_t cdata
+  -- and as a decimal string become the purchases' keys, digit for digit.
+  local big = check_ok("open for big keys", lib:open(iap.simulator_config(dir .. "/big-data", catalog, dir .. "/big-state")))
+  if big then
+    local bk = check_ok("buy with click 9007199254740993LL", big:buy("coins_100", 9007199254740993LL))
+    check(bk == 9007199254740993LL, "the key is 9007199254740993, exact: " .. tostring(bk))
+    local bm = wait_for(big, "7")
+    check(bm and iap.field(bm, "key") == "9007199254740993", "the \"7\" carries key \"9007199254740993\": " .. tostring(bm))
+    if bm then check_ok("confirm \"9007199254740993\"", big:confirm(iap.field(bm, "key"))) end
+    local sk = check_ok("buy with click \"9007199254740995\"", big:buy("coins_100", "9007199254740995"))
+    check(sk == 9007199254740995LL, "the key is 9007199254740995, exact: " .. tostring(sk))
+    local sm = wait_for(big, "7")
+    check(sm and iap.field(sm, "key") == "9007199254740995", "the \"7\" carries key \"9007199254740995\": " .. tostring(sm))
+    if sm then check_ok("confirm 9007199254740995LL", big:confirm(9007199254740995LL)) end
+    check_ok("close the big-key bridge", big:close())
   end
 
   -- Subscription status, a StoreKit message held then shown, sheets, the app transaction.

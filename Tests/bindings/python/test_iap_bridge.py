@@ -7,8 +7,6 @@ import ctypes
 import json
 import os
 import re
-import shutil
-import tempfile
 import threading
 import time
 
@@ -18,20 +16,6 @@ import iap_bridge as iap
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 CATALOG = os.path.abspath(os.environ.get("IAP_CATALOG", os.path.join(REPO, "samples", "catalog", "Game.storekit")))
-
-
-@pytest.fixture(scope="session")
-def lib():
-    path = os.environ.get("IAP_LIB")
-    assert path, "set IAP_LIB to the library's path"
-    return iap.load(path)
-
-
-@pytest.fixture
-def workdir():
-    d = tempfile.mkdtemp(prefix="iap-python-test.")
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture
