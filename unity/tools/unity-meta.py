@@ -8,9 +8,8 @@
 Every file and folder of the package (except hidden ones and those inside folders whose names end
 with "~", which Unity does not import) has a .meta whose GUID is the md5 of
 "com.iapbridge.sdk/<path inside the package>": stable across machines and clones, unique, and
-the same whenever the file is recreated. The native libraries' .meta files (PluginImporter, with
-their platforms) exist whether or not the library was built: unity/install-plugins.sh puts the
-libraries next to them.
+the same whenever the file is recreated. The native libraries (PLUGINS below) are committed with
+their .meta files (PluginImporter, with their platforms): scripts/build-plugins.sh rebuilds them.
 
 --check also verifies: the .meta contents are what this script writes (right importer), no .meta
 anywhere in the package (Samples~, Documentation~ and hidden folders included) is left without
@@ -18,10 +17,8 @@ its asset file or folder, the assembly definitions reference assemblies that exi
 Editor-only, package.json's version is the header's IAP_VERSION_STRING, and the sample's catalog
 is samples/catalog/Game.storekit.
 
-The one allowed exception to "no .meta without its asset": the native library slots (PLUGINS
-below). Their .meta files carry the import settings and are committed; the libraries themselves
-are built (unity/install-plugins.sh) or committed separately, so a slot may be empty. --check
-names the empty slots.
+A native library slot whose library is missing is a problem like any other: a git-URL install
+would have no library for that platform.
 """
 import hashlib
 import json
@@ -164,7 +161,9 @@ def orphans(pkg, found):
             rel = os.path.relpath(os.path.join(dirpath, f[:-5]), pkg).replace(os.sep, "/")
             if not os.path.lexists(os.path.join(pkg, rel)):
                 if rel in PLUGINS:
-                    empty_slots.append(rel)  # allowed: the library is built or committed separately
+                    empty_slots.append(rel)
+                    problems.append("%s has only its .meta: the package ships this library "
+                                    "(bash scripts/build-plugins.sh)" % rel)
                 else:
                     problems.append("%s.meta has no asset (no file or folder %s): delete it" % (rel, rel))
             elif imported(rel) and rel not in found:
@@ -238,9 +237,7 @@ def check(pkg=PKG):
     summary = ("%d assets, each with a .meta and a unique stable GUID; no orphaned .meta; "
                "%d assembly definitions; package.json %s"
                % (len(found), len(asmdefs), manifest.get("version")))
-    if empty_slots:
-        summary += ("; %d native library slots hold only their .meta, as allowed (unity/install-plugins.sh "
-                    "puts the libraries there): %s" % (len(empty_slots), ", ".join(empty_slots)))
+    summary += "; %d of %d native libraries present" % (len(PLUGINS) - len(empty_slots), len(PLUGINS))
     return problems, summary
 
 
@@ -268,7 +265,7 @@ def self_test():
         def fresh():
             copy = os.path.join(tmp, PKG_NAME)
             shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("*.so", "*.dylib", "*.a", "*.xcframework"))
+            shutil.copytree(PKG, copy, ignore=shutil.ignore_patterns("*.xcframework"))
             return copy
 
         def expect(what, plant, reported):
@@ -293,9 +290,10 @@ def self_test():
             path = os.path.join(copy, rel)
             shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
 
-        expect("a clean copy passes (native library slots empty)", lambda c: None, "")
-        expect("a native library slot with its library passes",
-               lambda c: touch(c, "Runtime/Plugins/Linux/x86_64/libIAPBridge.so", "ELF"), "")
+        expect("a clean copy passes (its three native libraries in place)", lambda c: None, "")
+        expect("a native library missing from its slot is found",
+               lambda c: remove(c, "Runtime/Plugins/macOS/libIAPBridge.dylib"),
+               "Runtime/Plugins/macOS/libIAPBridge.dylib has only its .meta")
         expect("a script deleted without its .meta is an orphan",
                lambda c: remove(c, "Runtime/Utf8.cs"), "Runtime/Utf8.cs.meta has no asset")
         expect("a .meta of a file that never existed is an orphan",
@@ -316,7 +314,7 @@ def self_test():
                lambda c: remove(c, "Runtime/Utf8.cs.meta"), "Runtime/Utf8.cs has no .meta")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("unity-meta self-test: %d cases (a clean copy, a filled library slot, 9 planted problems), %s"
+    print("unity-meta self-test: %d cases (a clean copy, 10 planted problems), %s"
           % (cases, "%d FAILED" % failures if failures else "each as expected"))
     return failures
 
