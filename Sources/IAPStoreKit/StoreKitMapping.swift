@@ -22,6 +22,9 @@ enum StoreKitMapping {
             if case .networkError = e { return .networkError }
             if case .notAvailableInStorefront = e { return .productUnavailable }
             if #available(iOS 15.4, macOS 12.3, tvOS 15.4, *), case .notEntitled = e { return .notAllowed }
+            // iOS 18.4: the device or OS does not support what was asked
+            // (26.2:2386-2387): the player cannot buy it here, as "4" says.
+            if #available(iOS 18.4, macOS 15.4, tvOS 18.4, *), case .unsupported = e { return .notAllowed }
             return .unknown  // .unknown, .systemError, and cases newer than this SDK
         }
         if let e = error as? Product.PurchaseError {

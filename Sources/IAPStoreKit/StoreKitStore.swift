@@ -310,16 +310,13 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         }
         // Something owned is not charged again: StoreKit answers with the
         // transaction that already entitles the player.
-        var ownedBefore: UInt64? = nil
-        if StoreKitMapping.kind(product.type) != .consumable {
-            ownedBefore = await Transaction.currentEntitlement(for: productID)?.unsafePayloadValue.id
-        }
+        let ownedBefore: Set<UInt64> = StoreKitMapping.kind(product.type) == .consumable ? [] : await Self.owned(productID)
         do {
             let answer = try await StoreKitStore.buy(product, token: uuid, offer: intent, quantity: quantity)
             switch answer {
             case .success(let verification):
                 await report(verification, .purchase(key: key),
-                             alreadyOwned: ownedBefore != nil && ownedBefore == verification.unsafePayloadValue.id)
+                             alreadyOwned: ownedBefore.contains(verification.unsafePayloadValue.id))
             case .userCancelled:
                 emit(.purchaseFailed(key: key, productID: productID, failure: .cancelled))
             case .pending:
@@ -351,6 +348,19 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     /// not get confirmation scene ID") only below 17, or when the app has no
     /// scene (then nothing better exists). The SDK finds the scene itself.
     @MainActor
+    /// The transactions that entitle the player to the product now: from
+    /// iOS 18.4 `currentEntitlements(for:)` (all of them: the player's own
+    /// and a family member's), below it `currentEntitlement(for:)`, which
+    /// 18.4 deprecates (26.2:1428-1433, 1451-1452).
+    static func owned(_ productID: String) async -> Set<UInt64> {
+        if #available(iOS 18.4, macOS 15.4, tvOS 18.4, *), OSCheck.atLeast(18, 4) {
+            var ids: Set<UInt64> = []
+            for await r in Transaction.currentEntitlements(for: productID) { ids.insert(r.unsafePayloadValue.id) }
+            return ids
+        }
+        return await Transaction.currentEntitlement(for: productID).map { [$0.unsafePayloadValue.id] } ?? []
+    }
+
     static func buy(_ product: Product, token: UUID?, offer: PromotedOffer?, quantity: Int = 1) async throws -> PurchaseAnswer {
         var options: Set<Product.PurchaseOption> = []
         if let token { options.insert(.appAccountToken(token)) }

@@ -36,5 +36,8 @@ public enum StoreKitError: Error, Sendable {
     case notAvailableInStorefront
     @available(iOS 15.4, macOS 12.3, tvOS 15.4, watchOS 8.5, *)
     case notEntitled
+    /// 26.2:2386-2387: the device or OS does not support the request.
+    @available(iOS 18.4, macOS 15.4, tvOS 18.4, watchOS 11.4, *)
+    case unsupported
 }
 #endif

@@ -115,6 +115,8 @@ extension Product {
     /// 18.2 (`StandIn.osVersion`), in a UIKit app, it throws
     /// `StandIn.ConfirmationSceneError` ("Could not get confirmation scene
     /// ID"): the sheet needs a scene or view controller.
+    /// @MainActor as StoreKit declares it (26.2:1649).
+    @MainActor
     public func purchase(options: Set<PurchaseOption> = []) async throws -> PurchaseResult {
         try await World.shared.purchase(self, options: options.map(\.kind), route: .plain)
     }

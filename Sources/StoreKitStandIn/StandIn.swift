@@ -117,6 +117,14 @@ public enum StandIn {
     public static func reset() { World.shared.reset() }
 
     /// `AppStore.canMakePayments` (parental controls).
+    /// SKIncludeConsumableInAppPurchaseHistory in the app's Info.plist (iOS
+    /// 18): finished consumables stay in `Transaction.all`, so a long-lived
+    /// consumable game's history grows with every purchase.
+    public static var includeConsumableHistory: Bool {
+        get { World.shared.locked { World.shared.includeConsumableHistory } }
+        set { World.shared.locked { World.shared.includeConsumableHistory = newValue } }
+    }
+
     public static var canMakePayments: Bool {
         get { World.shared.locked { World.shared.canMakePayments } }
         set { World.shared.locked { World.shared.canMakePayments = newValue } }
@@ -264,6 +272,8 @@ public enum StandIn {
     public static var purchaseCalls: [PurchaseCall] { World.shared.locked { World.shared.purchaseCalls } }
     public static var productRequests: [[String]] { World.shared.locked { World.shared.productRequests } }
     public static var syncCount: Int { World.shared.locked { World.shared.syncCount } }
+    /// The per-product entitlement calls the app made (see World.entitlementLookups).
+    public static var entitlementLookups: [String] { World.shared.locked { World.shared.entitlementLookups } }
     public static var pendingPurchases: [PendingPurchase] { World.shared.pendingPurchases }
     /// `Transaction.updates` sequences currently listened to.
     public static var updateListeners: Int { World.shared.updateSubscriberCount }

@@ -184,9 +184,25 @@ extension Transaction {
     public static var currentEntitlements: Transactions { World.shared.snapshot(\.currentEntitlements) }
 
     /// 16.2:610-612: the transaction that entitles the player to the
-    /// product now, if any.
+    /// product now, if any. Deprecated from iOS 18.4 (26.2:1428-1433).
+    @available(iOS, introduced: 15.0, deprecated: 18.4, message: "Use the currentEntitlements(for:) method instead.")
+    @available(macOS, introduced: 12.0, deprecated: 15.4, message: "Use the currentEntitlements(for:) method instead.")
+    @available(tvOS, introduced: 15.0, deprecated: 18.4, message: "Use the currentEntitlements(for:) method instead.")
     public static func currentEntitlement(for productID: String) async -> VerificationResult<Transaction>? {
-        World.shared.currentEntitlements.first { $0.unsafePayloadValue.productID == productID }
+        World.shared.locked { World.shared.entitlementLookups.append("currentEntitlement(for:)") }
+        return World.shared.currentEntitlements.first { $0.unsafePayloadValue.productID == productID }
+    }
+
+    /// 26.2:1451-1452 (iOS 18.4): every transaction that entitles the player
+    /// to the product now (the player's own and a family member's).
+    @available(iOS 18.4, macOS 15.4, tvOS 18.4, watchOS 11.4, *)
+    public static func currentEntitlements(for productID: String) -> Transactions {
+        World.shared.locked { World.shared.entitlementLookups.append("currentEntitlements(for:)") }
+        let items = World.shared.currentEntitlements.filter { $0.unsafePayloadValue.productID == productID }
+        return Transactions(stream: AsyncStream { c in
+            for r in items { c.yield(r) }
+            c.finish()
+        })
     }
 
     /// 16.2 (Transaction): every transaction of the player, refunded

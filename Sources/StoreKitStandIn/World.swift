@@ -50,6 +50,10 @@ final class World: @unchecked Sendable {
     private(set) var purchaseCalls: [StandIn.PurchaseCall] = []
     private(set) var productRequests: [[String]] = []
     private(set) var syncCount = 0
+    /// Which per-product entitlement call the app made, in order:
+    /// "currentEntitlement(for:)" (deprecated from iOS 18.4) or
+    /// "currentEntitlements(for:)" (iOS 18.4).
+    var entitlementLookups: [String] = []
     /// Statuses, sheets, messages, the app transaction (Message.swift).
     var extras = WorldExtras()
 
@@ -80,7 +84,8 @@ final class World: @unchecked Sendable {
             productsError = nil; syncError = nil; finishHangs = false; environment = "Xcode"
             osVersion = (18, 2); screen = .foregroundWithKeyWindow; waitingIntents = []
             canMakePayments = true; storefrontCountry = "USA"; storefrontSubscribers = [:]
-            finishCalls = []; purchaseCalls = []; productRequests = []; syncCount = 0
+            finishCalls = []; purchaseCalls = []; productRequests = []; syncCount = 0; entitlementLookups = []
+            includeConsumableHistory = false
             return out
         }
         for s in subs { s.finish() }
@@ -194,10 +199,15 @@ final class World: @unchecked Sendable {
     var all: [Result] {
         locked {
             order.compactMap { entries[$0] }.filter { e in
-                !(e.finished && e.transaction.productType == .consumable && e.transaction.revocationDate == nil)
+                includeConsumableHistory
+                    || !(e.finished && e.transaction.productType == .consumable && e.transaction.revocationDate == nil)
             }.map(result)
         }
     }
+
+    /// The app's Info.plist sets SKIncludeConsumableInAppPurchaseHistory
+    /// (iOS 18): finished consumables stay in `Transaction.all`.
+    var includeConsumableHistory = false
 
     var unfinished: [Result] {
         locked { order.compactMap { entries[$0] }.filter { !$0.finished }.map(result) }

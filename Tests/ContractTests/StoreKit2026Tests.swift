@@ -1,0 +1,114 @@
+#if !canImport(StoreKit)
+import Foundation
+import IAPCore
+@testable import IAPStoreKit
+import StoreKitStandIn
+import Testing
+
+extension StoreContract {
+    /// Issue 22: StoreKit as iOS 26 ships it, over the stand-in (whose iOS
+    /// version is scripted: `StandIn.osVersion`). Each test fails on the
+    /// backend as it was before the issue.
+    @Suite("StoreKit as iOS 26 ships it (stand-in)")
+    struct StoreKit2026Tests {
+        func fresh() -> Env { StoreKitBackend().freshEnv() }
+
+        func launch(_ env: Env) async throws -> (TestBridge, StoreKitStore) {
+            try await StoreKitBackend().launchStandIn(env)
+        }
+
+        // MARK: 1. Refunds while closed, however long the history
+
+        @Test("A refund while closed is found after 10,000 transactions (SKIncludeConsumableInAppPurchaseHistory), and once")
+        func refundAfterLongHistory() async throws {
+            let env = fresh()
+            StandIn.includeConsumableHistory = true
+            // A long-lived consumable game: 10,000 finished purchases in its history.
+            for _ in 0..<10_000 { StandIn.seed("coins_100", finished: true) }
+            var (b, _) = try await launch(env)
+            let key: Int64 = 1_820_000_000_001
+            _ = try b.buy("coins_100", key)
+            let r = try #require(await b.result(key: key))
+            let txn = try #require(r.transactionID.flatMap(UInt64.init))
+            try b.confirm(key)
+            await TestBridge.eventually("finished") { StandIn.isFinished(txn) }
+            b.close()
+
+            // The newest transaction is refunded while the game is closed: it
+            // comes after 10,000 others in Transaction.all.
+            StandIn.refundWhileClosed(txn)
+            (b, _) = try await launch(env)
+            await b.wait(for: "the revoked message", timeout: 60) { ms in
+                ms.contains { $0["type"]?.stringValue == "revoked" && $0.transactionID == String(txn) }
+            }
+            let rv = try #require(b.messages(type: "revoked").first { $0.transactionID == String(txn) })
+            try b.confirm(try #require(rv.key))
+            #expect(b.c.flush() == nil)
+            b.close()
+
+            (b, _) = try await launch(env)
+            try await StoreKitBackend().barrier(b)
+            #expect(b.messages(type: "revoked").isEmpty, "delivered once")
+            b.close()
+            StandIn.includeConsumableHistory = false
+        }
+
+        // MARK: 5. Deprecated and new APIs
+
+        struct LookupCase: Sendable, CustomTestStringConvertible {
+            let major: Int, minor: Int, call: String
+            var testDescription: String { "iOS \(major).\(minor): \(call)" }
+        }
+
+        @Test("What is owned before a purchase: currentEntitlements(for:) from iOS 18.4, the deprecated currentEntitlement(for:) below",
+              arguments: [LookupCase(major: 15, minor: 0, call: "currentEntitlement(for:)"),
+                          LookupCase(major: 18, minor: 3, call: "currentEntitlement(for:)"),
+                          LookupCase(major: 18, minor: 4, call: "currentEntitlements(for:)"),
+                          LookupCase(major: 26, minor: 0, call: "currentEntitlements(for:)")])
+        func entitlementLookup(_ c: LookupCase) async throws {
+            let env = fresh()
+            StandIn.osVersion = (c.major, c.minor)
+            let (b, _) = try await launch(env)
+            let first: Int64 = 1_820_000_000_100
+            _ = try b.buy("remove_ads", first)
+            let r = try #require(await b.result(key: first))
+            #expect(r["alreadyOwned"] == .bool(false))
+            let second = try b.buy("remove_ads", first + 1)
+            let again = try #require(await b.result(key: second))
+            #expect(again.transactionID == r.transactionID && again["alreadyOwned"] == .bool(true))
+            #expect(StandIn.entitlementLookups == [c.call, c.call], "\(StandIn.entitlementLookups)")
+            b.close()
+        }
+
+        @Test("StoreKitError.unsupported (iOS 18.4) is result \"4\" (not allowed), not \"8\" (unknown)")
+        func unsupported() async throws {
+            #expect(StoreKitMapping.failure(for: StoreKitError.unsupported) == .notAllowed)
+            let env = fresh()
+            let (b, _) = try await launch(env)
+            StandIn.nextPurchases(.failure(StoreKitError.unsupported))
+            let key: Int64 = 1_820_000_000_200
+            _ = try b.buy("coins_100", key)
+            let r = try #require(await b.result(key: key))
+            #expect(r["result"]?.stringValue == "4")
+            #expect(StandIn.ledger.isEmpty, "nothing charged")
+            b.close()
+        }
+
+        @Test("A purchase cancelled in the confirmIn: sheet (scene, iOS 17; view controller, iOS 18.2) is result \"1\", nothing charged",
+              arguments: [(17, 0, StandIn.PurchaseRoute.scene), (18, 2, .viewController), (15, 0, .plain)])
+        func cancelledConfirmIn(_ major: Int, _ minor: Int, _ route: StandIn.PurchaseRoute) async throws {
+            let env = fresh()
+            StandIn.osVersion = (major, minor)
+            let (b, _) = try await launch(env)
+            StandIn.nextPurchases(.userCancelled)
+            let key: Int64 = 1_820_000_000_300
+            _ = try b.buy("coins_100", key)
+            let r = try #require(await b.result(key: key))
+            #expect(r["result"]?.stringValue == "1")
+            #expect(StandIn.purchaseCalls.last?.route == route)
+            #expect(StandIn.ledger.isEmpty, "nothing charged")
+            b.close()
+        }
+    }
+}
+#endif
