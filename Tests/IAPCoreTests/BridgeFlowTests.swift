@@ -290,18 +290,42 @@ struct BridgeFlowTests {
 
     @Test("the lock survives a deleted lock file: another process cannot open a dataDir whose .lock a \"clear cache\" removed")
     func lockSurvivesDeletedLockFile() throws {
+        try Self.expectSecondProcessRefused { _ in }
+    }
+
+    @Test("the lock survives the holder listing its own dataDir: closing another descriptor of the directory releases nothing (issue 21, defect 2)")
+    func lockSurvivesListingTheDirectory() throws {
+        try Self.expectSecondProcessRefused { dir in
+            // What a game's file browser or cache cleaner does: POSIX record
+            // locks (fcntl) of this process on the directory went with
+            // either close.
+            let d = try #require(opendir(dir), "opendir \(dir)")
+            var names = 0
+            while readdir(d) != nil { names += 1 }
+            closedir(d)
+            #expect(names >= 3, "., .. and the outbox")
+            let fd = open(dir, O_RDONLY | O_DIRECTORY)
+            try #require(fd >= 0)
+            close(fd)
+        }
+    }
+
+    /// A bridge holds `dataDir`; `touch` does what the holder's process does
+    /// to the directory, then its `.lock` is deleted, and a second process
+    /// (its own store state: only the dataDir is shared, the store's lock
+    /// would refuse it otherwise and prove nothing) must be refused.
+    static func expectSecondProcessRefused(_ touch: (String) throws -> Void) throws {
         let env = TestEnv()
         let b = try env.open()
         _ = b.drain()
         _ = try b.buy("coins_100", 0)
         _ = b.drainResults()
+        try touch(env.dataDir)
         #expect(unlink(env.dataDir + "/.lock") == 0)
         let exe = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/iap-hardening-driver"
         try #require(FileManager.default.isExecutableFile(atPath: exe), "build the package first: \(exe)")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: exe)
-        // Its own store state: only the dataDir is shared (the store's lock
-        // would refuse it otherwise, and prove nothing).
         p.arguments = ["open", "--config", env.configJSON.replacingOccurrences(of: env.stateDir, with: env.root + "/other-store")]
         let out = Pipe()
         p.standardOutput = out
@@ -309,7 +333,7 @@ struct BridgeFlowTests {
         try p.run()
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
-        #expect(text.contains("IAP_E_BUSY"), "a second process opened the dataDir: \(text)")
+        #expect(text.contains("IAP_E_BUSY") && p.terminationStatus == 1, "a second process opened the dataDir: \(text)")
         // The bridge that holds it goes on: its result is confirmable, its compaction safe.
         b.close()
         let again = try env.open()
@@ -317,14 +341,14 @@ struct BridgeFlowTests {
         again.close()
     }
 
-    @Test("another process holding the data directory makes iap_open busy; a forked child never does")
+    @Test("another process holding the data directory makes iap_open busy, and the directory is free once it lets go")
     func busyAcrossProcesses() throws {
         let env = TestEnv()
         try env.open().close()  // creates the directories and the lock file
-        // A second process takes the POSIX record lock, as another game instance would.
+        // A second process takes the lock (flock), as another game instance would.
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", "import fcntl,sys,time; f=open(sys.argv[1],'r+'); fcntl.lockf(f, fcntl.LOCK_EX|fcntl.LOCK_NB); print('locked', flush=True); time.sleep(30)",
+        p.arguments = ["python3", "-c", "import fcntl,sys,time; f=open(sys.argv[1],'r+'); fcntl.flock(f, fcntl.LOCK_EX|fcntl.LOCK_NB); print('locked', flush=True); time.sleep(30)",
                        env.dataDir + "/.lock"]
         let out = Pipe()
         p.standardOutput = out
