@@ -210,8 +210,11 @@ int32_t iap_request_products(iap_bridge *b, const char *product_ids_json);
  * milliseconds and becomes the key of this purchase when it is above every
  * key this dataDir has handed out before; otherwise (two clicks in one
  * millisecond, a clock set back, an engine clock that restarts at launch or
- * counts whole seconds) the key is the next one above them.
- * click_ms <= 0 asks the SDK for a key. Either way *out_key (if out_key is
+ * counts whole seconds) the key is a fresh one: the current time in
+ * milliseconds, or the next key above them if that is higher. Past the clock
+ * too, so that a device restored from an older backup (an outbox that
+ * remembers fewer keys) still never hands out a key again.
+ * click_ms <= 0 asks the SDK for a key the same way. Either way *out_key (if out_key is
  * not NULL) receives the key used, which is never handed out again on this
  * dataDir: not after a confirm, a restart or with the clock set back. Save
  * that key, not click_ms. Does no I/O: the SDK thread records the key, then

@@ -183,9 +183,9 @@ public final class Coordinator: @unchecked Sendable {
         try postGameJob { [self] in store.restore() }
     }
 
-    /// Starts a purchase keyed by `clickMs` (or by an SDK key when `clickMs
-    /// <= 0`, or when `clickMs` is at or below a key handed out before: C7);
-    /// returns the key. The purchase itself starts on the SDK thread; its
+    /// Starts a purchase keyed by `clickMs` (or by an SDK key, `max(now,
+    /// last key + 1)`, when `clickMs <= 0` or is at or below a key handed
+    /// out before: C7); returns the key. The purchase itself starts on the SDK thread; its
     /// result arrives as a `"7"`.
     public func buy(productID: String, clickMs: Int64, quantity: Int = 1) throws(IAPError) -> Int64 {
         try Coordinator.validateProductID(productID)
@@ -196,10 +196,16 @@ public final class Coordinator: @unchecked Sendable {
         return try gate.withLock { () throws(IAPError) -> Int64 in
             guard !closing else { throw IAPError(.closed, "the bridge is closed") }
             var k = clickMs
-            if k <= 0 {
+            if k <= lastKey || k >= Outbox.keyLimit {
+                // No click (<= 0) or a low one (two taps in a millisecond, an
+                // engine clock that restarts at launch, a clock set back):
+                // past the mark and past the wall clock. The mark lives only
+                // in the outbox, and a device restored from an older backup
+                // brings an older one back; the keys handed out since were
+                // at most the clock of their day (or a burst's last + 1), so
+                // today's clock is past them, where `lastKey + 1` was one of
+                // them (issue 21).
                 k = max(POSIX.nowMs(), lastKey + 1)
-            } else if k <= lastKey || k >= Outbox.keyLimit {
-                k = lastKey + 1
             }
             // Posted under `gate`: a close that follows sees this purchase
             // ahead of it. Posting takes the executor's queue lock only.
