@@ -198,7 +198,7 @@ struct BridgeFlowTests {
         b.close()
         b = try env.open()
         let again = b.drainResults()
-        #expect(again.allSatisfy { $0["result"]?.stringValue == "6" })
+        #expect(again.count == 1 && again.allSatisfy { $0["result"]?.stringValue == "6" }, "delivered again, unverified, until confirmed: \(again)")
         try b.confirmAll(again)
         b.close()
     }
@@ -240,6 +240,7 @@ struct BridgeFlowTests {
         b.c.queue.setListener(nil)
         let viaCallback = seen.withLock { $0.count }
         #expect(viaCallback + polled == 20, "each of 20 messages exactly once: \(viaCallback) + \(polled)")
+        #expect(viaCallback > 0, "the callback never ran: nothing below says on which thread it runs")
         #expect(offThread.withLock { $0 } == viaCallback)
         for m in seen.withLock({ $0 }) { #expect(MessageSchemas.validate(m).isEmpty) }
         b.close()
