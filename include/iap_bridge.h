@@ -210,19 +210,27 @@ int32_t iap_request_products(iap_bridge *b, const char *product_ids_json);
  * milliseconds and becomes the key of this purchase when it is above every
  * key this dataDir has handed out before; otherwise (two clicks in one
  * millisecond, a clock set back, an engine clock that restarts at launch or
- * counts whole seconds) the key is the next one above them.
- * click_ms <= 0 asks the SDK for a key. Either way *out_key (if out_key is
- * not NULL) receives the key used, which is never handed out again on this
- * dataDir: not after a confirm, a restart or with the clock set back. Save
+ * counts whole seconds) the key is a fresh one: the current time in
+ * milliseconds, or the next key above them if that is higher. Past the clock
+ * too, so that a device restored from an older backup (an outbox that
+ * remembers fewer keys) still never hands out a key again.
+ * click_ms <= 0 asks the SDK for a key the same way. Either way *out_key
+ * (if out_key is not NULL) receives the key used, which is never handed out
+ * again on this dataDir: not after a confirm, a restart, with the clock set
+ * back or after a restore. Save
  * that key, not click_ms. Does no I/O: the SDK thread records the key, then
  * starts the purchase. The result arrives later as a "7" message with this
  * key, also after a crash and restart; a "pending" message may come first
  * (Ask to Buy, an interrupted payment). If the purchase cannot be started
  * (the disk refuses the key's record) an "error" message with op "buy" names
- * the key and product; nothing was charged. Returns IAP_OK, IAP_E_NULL_ARG
- * (product_id), IAP_E_INVALID_ARG, IAP_E_UNKNOWN_PRODUCT (the simulator knows
- * at once; StoreKit answers with a "7" result "5"), IAP_E_INVALID_HANDLE or
- * IAP_E_CLOSED. On error *out_key is set to 0. */
+ * the key and product; nothing was charged. click_ms must be below 2^61
+ * (2305843009213693952; no clock reaches it): a larger one is refused with
+ * IAP_E_INVALID_ARG, so that every key handed out is one the outbox can
+ * remember. Returns IAP_OK, IAP_E_NULL_ARG (product_id), IAP_E_INVALID_ARG
+ * (a malformed product ID, click_ms at or above 2^61, or no key left on this
+ * dataDir: an outbox edited to the highest key mark), IAP_E_UNKNOWN_PRODUCT
+ * (the simulator knows at once; StoreKit answers with a "7" result "5"),
+ * IAP_E_INVALID_HANDLE or IAP_E_CLOSED. On error *out_key is set to 0. */
 int32_t iap_buy(iap_bridge *b, const char *product_id, int64_t click_ms, int64_t *out_key);
 
 /* iap_buy for `quantity` units of a consumable in one purchase (StoreKit's

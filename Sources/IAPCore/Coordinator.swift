@@ -183,23 +183,38 @@ public final class Coordinator: @unchecked Sendable {
         try postGameJob { [self] in store.restore() }
     }
 
-    /// Starts a purchase keyed by `clickMs` (or by an SDK key when `clickMs
-    /// <= 0`, or when `clickMs` is at or below a key handed out before: C7);
-    /// returns the key. The purchase itself starts on the SDK thread; its
+    /// Starts a purchase keyed by `clickMs` (or by an SDK key, `max(now,
+    /// last key + 1)`, when `clickMs <= 0` or is at or below a key handed
+    /// out before: C7); returns the key. The purchase itself starts on the SDK thread; its
     /// result arrives as a `"7"`.
     public func buy(productID: String, clickMs: Int64, quantity: Int = 1) throws(IAPError) -> Int64 {
         try Coordinator.validateProductID(productID)
         guard (1...10).contains(quantity) else {
             throw IAPError(.invalidArgument, "quantity must be 1 to 10 (the App Store's limit), got \(quantity)")
         }
+        guard clickMs < Outbox.clickLimit else {
+            throw IAPError(.invalidArgument, "click_ms \(clickMs) is not a time in milliseconds: a click must be below 2^61 (\(Outbox.clickLimit)); pass 0 to let the SDK pick the key")
+        }
         try store.validatePurchase(productID: productID, quantity: quantity)
         return try gate.withLock { () throws(IAPError) -> Int64 in
             guard !closing else { throw IAPError(.closed, "the bridge is closed") }
             var k = clickMs
-            if k <= 0 {
+            if k <= lastKey {
+                // No click (<= 0) or a low one (two taps in a millisecond, an
+                // engine clock that restarts at launch, a clock set back):
+                // past the mark and past the wall clock. The mark lives only
+                // in the outbox, and a device restored from an older backup
+                // brings an older one back; the keys handed out since were
+                // at most the clock of their day (or a burst's last + 1), so
+                // today's clock is past them, where `lastKey + 1` was one of
+                // them (issue 21).
                 k = max(POSIX.nowMs(), lastKey + 1)
-            } else if k <= lastKey || k >= Outbox.keyLimit {
-                k = lastKey + 1
+            }
+            // Every key handed out is one the mark can remember. Only an
+            // outbox whose mark was edited to the highest one gets here: no
+            // key is left, and none is handed out twice.
+            guard k < Outbox.keyLimit else {
+                throw IAPError(.invalidArgument, "no key is left on this dataDir: its outbox's key mark is \(lastKey), the highest a key may be (the outbox was edited); a key is never handed out twice, so no purchase can start")
             }
             // Posted under `gate`: a close that follows sees this purchase
             // ahead of it. Posting takes the executor's queue lock only.
@@ -530,12 +545,16 @@ public final class Coordinator: @unchecked Sendable {
     /// twin) comes back under the key the game already granted and ignores,
     /// and a charge that follows a failure the game confirmed comes under a
     /// key the game never granted.
-    private func keyForGameResult(_ k: Int64) -> (key: Int64, clickKey: Int64?) {
+    private func keyForGameResult(_ k: Int64, seed: String) -> (key: Int64, clickKey: Int64?) {
         gate.withLock {
             if awaiting.contains(k) || !outbox.hasLive(key: k) {
                 if k < Outbox.keyLimit { lastKey = max(lastKey, k) }
                 return (k, nil)
             }
+            // No fresh key left (an outbox edited to the highest mark): a
+            // key derived from the result, negative like a store key, never
+            // one the mark would forget and hand out again.
+            guard lastKey + 1 < Outbox.keyLimit else { return (derivedKey("c:\(k):" + seed), k) }
             lastKey += 1
             return (lastKey, k)
         }
@@ -555,12 +574,23 @@ public final class Coordinator: @unchecked Sendable {
     /// A store-initiated transaction's key: derived from its ID, so the same
     /// transaction always gets the same key (negative: never a game's).
     private func storeKey(_ t: StoreTransaction, flavor: String) -> Int64 {
-        var h: UInt64 = 0xcbf29ce484222325
-        for b in (flavor + ":" + t.id).utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
-        var k = -Int64(h & 0x3FFF_FFFF_FFFF_FFFF) - 1
+        var k = Coordinator.hashKey(flavor + ":" + t.id)
         // Probe past a live record of another transaction with the same key.
         while outbox.records(withKey: k).contains(where: { $0.transactionID != t.id }) { k -= 1 }
         return k
+    }
+
+    /// A negative key derived from `seed`, past any live record's.
+    private func derivedKey(_ seed: String) -> Int64 {
+        var k = Coordinator.hashKey(seed)
+        while outbox.hasLive(key: k) { k -= 1 }
+        return k
+    }
+
+    private static func hashKey(_ seed: String) -> Int64 {
+        var h: UInt64 = 0xcbf29ce484222325
+        for b in seed.utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
+        return -Int64(h & 0x3FFF_FFFF_FFFF_FFFF) - 1
     }
 
     /// C11: delivers the held records the store vouches for: a transaction
@@ -681,7 +711,7 @@ public final class Coordinator: @unchecked Sendable {
         var clickKey: Int64? = nil
         let origin: String
         if let k = click {
-            (key, clickKey) = keyForGameResult(k)
+            (key, clickKey) = keyForGameResult(k, seed: recordTxn)
             origin = ours ? "game" : "store"
         } else {
             key = storeKey(t, flavor: "t")
@@ -715,7 +745,7 @@ public final class Coordinator: @unchecked Sendable {
             queue.push(Messages.pending(key: k, productID: productID, reason: "interrupted"))
             return
         }
-        let (key, _) = keyForGameResult(k)
+        let (key, _) = keyForGameResult(k, seed: "\(productID):\(POSIX.nowMs())")
         let text = detail.map { "\(Coordinator.failureText(failure)) (\($0))" } ?? Coordinator.failureText(failure)
         storeAndEmit(key: key, kind: .failure, txn: "", productID: productID,
                      message: Messages.purchaseFailed(key: key, productID: productID, failure: failure, detail: text))

@@ -58,10 +58,16 @@ public final class Outbox {
     /// forever. An intent dropped here only means a very late answer gets a
     /// fresh key (it is still delivered).
     public static let maxIntents = 256
-    /// Keys at or above this are not a time in milliseconds (year 146
-    /// million): damage, a forged token or a game's garbage. They never
-    /// raise the mark, so the next key (mark + 1) can never overflow.
+    /// Keys at or above this were never handed out by the SDK (damage, a
+    /// forged token): they never raise the mark, so the next key (mark + 1)
+    /// can never overflow. Every key the SDK hands out is below it, so the
+    /// mark remembers every one (C7).
     public static let keyLimit: Int64 = 1 << 62
+    /// A click at or above this is refused (`IAP_E_INVALID_ARG`): no clock
+    /// reaches it (2^61 ms is 73 million years), and the keys above the
+    /// largest click, one per purchase, would take 2^61 purchases to reach
+    /// `keyLimit`. Only an edited outbox brings the mark there.
+    public static let clickLimit: Int64 = 1 << 61
 
     private func noteKey(_ k: Int64) {
         if k > keyMark && k < Outbox.keyLimit { keyMark = k }

@@ -31,8 +31,7 @@ public enum POSIX {
     /// Makes a created, renamed or removed directory entry durable.
     public static func syncDirectory(_ path: String) throws(IAPError) {
         // A directory this process holds a lock on is synced through the
-        // held descriptor: closing any other descriptor of it would drop the
-        // process's record lock on it (POSIX).
+        // held descriptor (one open and close fewer).
         var st = stat()
         if stat(path, &st) == 0, let dfd = lockedDirectories.withLock({ $0.directoryFD["\(st.st_dev):\(st.st_ino)"] }) {
             _ = iapAtomicIncrement(&syncCount)
@@ -216,18 +215,32 @@ public enum POSIX {
         try syncDirectory(path)
     }
 
-    /// Takes an exclusive advisory lock on `dir/name`, held while the fd is open.
-    /// A second bridge on the same directory (this process or another) is refused.
+    /// Takes an exclusive lock on `dir` for as long as the returned
+    /// descriptor is open (`unlockDirectory`). A second bridge on the same
+    /// directory (this process or another) is refused.
+    ///
+    /// `flock` locks, on the lock file `dir/name` and on the directory
+    /// itself. A flock lock belongs to the descriptor that took it (its open
+    /// file description), so nothing else this process does to the
+    /// directory releases it. POSIX record locks (`fcntl` F_SETLK, `lockf`),
+    /// used before, belong to the process and go with the first `close` of
+    /// any descriptor of the same file: a game that listed its save
+    /// directory (opendir/closedir) let a second process in once the lock
+    /// file was gone (issue 21). The lock on the directory is what holds
+    /// when the lock file is deleted (a game's "clear cache"): a newcomer
+    /// makes a new lock file and locks that, but not the directory.
+    ///
+    /// The price of flock: a child the game forks shares the descriptors
+    /// until it execs (they are close-on-exec) or exits. A bridge reopened
+    /// in that window (a posix_spawn's microseconds) waits for it, up to
+    /// `lockWaitMs`; a child that forks without exec and lives on keeps
+    /// the directory busy until it exits.
     public static func lockDirectory(_ dir: String, name: String = ".lock") throws(IAPError) -> Int32 {
-        // Why not flock: a flock lock belongs to the open file description,
-        // which a child process forked by the game (or a test runner spawning
-        // a tool) shares until it execs, so a bridge closed and reopened at
-        // that moment would find its own directory "busy". A POSIX record lock
-        // belongs to the process and is never inherited; bridges within this
-        // process are kept apart by `lockedDirectories`, keyed by the
-        // directory's device and inode so two spellings of one path collide.
         var st = stat()
         guard stat(dir, &st) == 0 else { throw IAPError(.io, "cannot stat \(dir): \(errnoText)") }
+        // Bridges within this process are kept apart here first, keyed by
+        // the directory's device and inode so two spellings of one path
+        // collide (and are refused at once, without waiting).
         let key = "\(st.st_dev):\(st.st_ino)"
         let claimed = lockedDirectories.withLock { $0.keys.insert(key).inserted }
         guard claimed else { throw IAPError(.busy, "\(dir) is in use by another open bridge") }
@@ -236,46 +249,46 @@ public enum POSIX {
             lockedDirectories.withLock { _ = $0.keys.remove(key) }
             throw IAPError(.io, "cannot create lock file in \(dir): \(error.message)")
         }
-        var lk = flock()
-        lk.l_type = Int16(F_WRLCK)
-        lk.l_whence = Int16(SEEK_SET)
-        lk.l_start = 0
-        lk.l_len = 0
-        if fcntl(fd, F_SETLK, &lk) != 0 {
+        let fileLock = exclusiveLock(fd)
+        if fileLock != 0 {
+            let text = String(cString: strerror(fileLock))
             close(fd)
             lockedDirectories.withLock { _ = $0.keys.remove(key) }
-            throw IAPError(.busy, "\(dir) is in use by another open bridge (another process)")
+            if fileLock == EWOULDBLOCK { throw IAPError(.busy, "\(dir) is in use by another open bridge (another process)") }
+            throw IAPError(.io, "cannot lock \(dir)/\(name): \(text)")
         }
-        // The lock file can be deleted while a bridge holds it (a game's
-        // "clear cache"); a second process would then make a new one and lock
-        // that. So each holder also takes a shared lock on the directory
-        // itself, and a newcomer that finds another process's lock there is
-        // refused. (A record lock: not inherited by a forked child.)
+        // A file system that cannot lock a directory (or open one) still
+        // has the lock file's lock.
         let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 {
-            var mine = flock()
-            mine.l_type = Int16(F_RDLCK)
-            mine.l_whence = Int16(SEEK_SET)
-            mine.l_start = 0
-            mine.l_len = 1
-            var other = flock()
-            other.l_type = Int16(F_WRLCK)
-            other.l_whence = Int16(SEEK_SET)
-            other.l_start = 0
-            other.l_len = 1
-            let held = fcntl(dfd, F_SETLK, &mine) == 0
-            if held && fcntl(dfd, F_GETLK, &other) == 0 && other.l_type != Int16(F_UNLCK) {
-                close(dfd)
-                close(fd)
-                lockedDirectories.withLock { _ = $0.keys.remove(key) }
-                throw IAPError(.busy, "\(dir) is in use by another open bridge in process \(other.l_pid) (its lock file was deleted)")
-            }
+        if dfd >= 0 && exclusiveLock(dfd) == EWOULDBLOCK {
+            close(dfd)
+            close(fd)
+            lockedDirectories.withLock { _ = $0.keys.remove(key) }
+            throw IAPError(.busy, "\(dir) is in use by another open bridge in another process (its lock file was deleted)")
         }
         lockedDirectories.withLock {
             $0.byFD[fd] = key
             if dfd >= 0 { $0.directoryFD[key] = dfd }
         }
         return fd
+    }
+
+    /// How long `lockDirectory` waits for a lock another process holds
+    /// before it answers busy: a forked child's copy of this process's
+    /// descriptors lives until its exec.
+    static let lockWaitMs = 250
+
+    /// An exclusive flock on `fd`, waiting up to `lockWaitMs` for another
+    /// holder to let go: 0, or the errno (EWOULDBLOCK: held elsewhere).
+    private static func exclusiveLock(_ fd: Int32) -> Int32 {
+        let start = monotonicNs()
+        while true {
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return 0 }
+            let e = errno
+            guard e == EWOULDBLOCK || e == EINTR else { return e }
+            if monotonicNs() - start > UInt64(lockWaitMs) * 1_000_000 { return EWOULDBLOCK }
+            if e == EWOULDBLOCK { usleep(2_000) }
+        }
     }
 
     /// Releases a lock taken by `lockDirectory` and closes its descriptor.

@@ -51,7 +51,7 @@ extension StoreContract {
             b.close()
         }
 
-        @Test("a StoreKit message the SDK reports \"shown\" is displayed (no foreground scene at that moment: reported shown, never displayed)")
+        @Test("a StoreKit message that arrives with no foreground scene is reported \"deferred\", not \"shown\", and is displayed (then reported shown) once a scene is in front")
         func shownWithoutScene() async throws {
             let env = StoreKitBackend().freshEnv()
             let (b, _) = try await launch(env)
@@ -59,18 +59,24 @@ extension StoreContract {
             StandIn.sendMessage(.billingIssue)
             await b.wait(for: "the message") { ms in ms.contains { $0["type"]?.stringValue == "storeMessage" } }
             let m = try #require(b.messages(type: "storeMessage").first)
+            // Shown at once is the default ("storeMessages": "show"), but no
+            // scene is in front: the game is told it waits, and it waits.
+            #expect(m["reason"]?.stringValue == "billingIssue")
+            #expect(m["state"]?.stringValue == "deferred", "no scene in front, yet the game was told \(m["state"] ?? .null)")
             try? await Task.sleep(nanoseconds: 200_000_000)
+            #expect(StandIn.displayedMessages.isEmpty, "displayed with no scene in front: \(StandIn.displayedMessages)")
             StandIn.screen = .foregroundWithKeyWindow
             try b.c.showStoreMessages()
-            try? await Task.sleep(nanoseconds: 500_000_000)
-            if m["state"]?.stringValue == "shown" {
-                #expect(StandIn.displayedMessages == ["billingIssue"],
-                        "the game was told \"shown\" but StoreKit displayed \(StandIn.displayedMessages); the message is gone from the shelf")
-            }
+            await b.wait(for: "shown") { _ in b.messages(type: "storeMessage").count == 2 }
+            let all = b.messages(type: "storeMessage")
+            #expect(all.map { $0["state"]?.stringValue ?? "" } == ["deferred", "shown"], "\(all)")
+            #expect(all.map { $0["id"] } == [m["id"], m["id"]], "the same message, shown this time")
+            #expect(StandIn.displayedMessages == ["billingIssue"],
+                    "the game was told \"shown\" but StoreKit displayed \(StandIn.displayedMessages)")
             b.close()
         }
 
-        @Test("deferred: iap_show_store_messages while no scene is in front reports \"shown\" and loses the message")
+        @Test("deferred: iap_show_store_messages while no scene is in front reports \"deferred\" again and keeps the message; with a scene it is displayed and reported \"shown\"")
         func deferredShownWithoutScene() async throws {
             let env = StoreKitBackend().freshEnv()
             env.deferStoreMessages = true
@@ -79,16 +85,16 @@ extension StoreContract {
             await b.wait(for: "deferred") { ms in ms.contains { $0["type"]?.stringValue == "storeMessage" } }
             StandIn.screen = .noScene
             try b.c.showStoreMessages()
-            await b.wait(for: "shown") { _ in b.messages(type: "storeMessage").count == 2 }
+            await b.wait(for: "the answer with no scene") { _ in b.messages(type: "storeMessage").count == 2 }
             try? await Task.sleep(nanoseconds: 200_000_000)
+            #expect(StandIn.displayedMessages.isEmpty, "displayed with no scene: \(StandIn.displayedMessages)")
             StandIn.screen = .foregroundWithKeyWindow
             try b.c.showStoreMessages()
-            try? await Task.sleep(nanoseconds: 500_000_000)
+            await b.wait(for: "shown") { _ in b.messages(type: "storeMessage").count == 3 }
             let states = b.messages(type: "storeMessage").map { $0["state"]?.stringValue ?? "" }
-            if states.last == "shown" {
-                #expect(StandIn.displayedMessages == ["priceIncreaseConsent"],
-                        "states \(states) but displayed \(StandIn.displayedMessages)")
-            }
+            #expect(states == ["deferred", "deferred", "shown"], "\(states)")
+            #expect(StandIn.displayedMessages == ["priceIncreaseConsent"],
+                    "states \(states) but displayed \(StandIn.displayedMessages)")
             b.close()
         }
     }

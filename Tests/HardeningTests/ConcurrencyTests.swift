@@ -73,35 +73,55 @@ struct ConcurrencyTests {
         #expect(b.drain().contains { $0["key"]?.stringValue == String(first) })
         #expect(b.confirm(first) == 0)
         b.close()
-        var raced = 0
-        for i in 0..<60 {
+        // The close is started after a delay that follows the race: longer
+        // after a close that won (the buy was refused), shorter after a buy
+        // that won, so both sides win often and the race is real. It runs
+        // until each side has won enough times.
+        var won = 0, refused = 0, delayUs = 0
+        var i = 0
+        while i < 600 && (i < 60 || won < 10 || refused < 10) {
+            defer { i += 1 }
             b = try CBridge.open(s.config())
             _ = b.drain()
             let h = b.handle
             let bits = UInt(bitPattern: h)  // a handle is a plain number (Sendable)
-            let key = Locked<Int64>(0)
+            let outcome = Locked<(rc: Int32, key: Int64)?>(nil)
             let go = DispatchSemaphore(value: 0)
             let done = DispatchSemaphore(value: 0)
+            let click = Int64(1000 + i)
             Thread {
                 go.wait()
                 var k: Int64 = 0
-                if iap_buy(OpaquePointer(bitPattern: bits), "remove_ads", Int64(1000 + i), &k) == 0 { key.withLock { $0 = k } }
+                let rc = iap_buy(OpaquePointer(bitPattern: bits), "remove_ads", click, &k)
+                outcome.withLock { $0 = (rc, k) }
                 done.signal()
             }.start()
             go.signal()
-            if i % 2 == 0 { usleep(UInt32(i * 7 % 200)) }
+            if delayUs > 0 { usleep(UInt32(delayUs)) }
             #expect(iap_close(h) == 0)
             done.wait()
-            let k = key.withLock { $0 }
-            guard k != 0 else { continue }  // close won: the buy was refused, nothing owed
-            raced += 1
+            let (rc, k) = try #require(outcome.withLock { $0 })
+            guard rc == 0 else {
+                // The close won: refused as closed (the handle may be gone
+                // already), nothing started, nothing owed.
+                #expect(rc == -8 || rc == -7, "iteration \(i): iap_buy racing iap_close answered \(String(cString: iap_error_name(rc)))")
+                #expect(k == 0, "out_key is 0 on error")
+                refused += 1
+                delayUs = min(delayUs + 25, 5_000)
+                continue
+            }
+            won += 1
+            delayUs /= 2
+            #expect(k > 0)
             let again = try CBridge.open(s.config())
             let sevens = again.drain().filter { $0["type"]?.stringValue == "7" }
             #expect(sevens.contains { $0["key"]?.stringValue == String(k) }, "iteration \(i): iap_buy returned key \(k) but no \"7\" ever came")
             for m in sevens { _ = again.confirm(Int64(m["key"]!.stringValue!)!) }
             again.close()
         }
-        print("buy racing close: \(raced) of 60 purchases returned OK and were delivered after reopen")
+        print("buy racing close: \(won) of \(i) purchases returned OK and were delivered after reopen; \(refused) were refused")
+        #expect(won >= 10, "the buy won the race \(won) times in \(i): the delivery after a close was hardly tried")
+        #expect(refused >= 10, "the close won the race \(refused) times in \(i): no race happened")
     }
 }
 

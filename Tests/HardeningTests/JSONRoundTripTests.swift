@@ -127,7 +127,9 @@ struct JSONRoundTripTests {
         // "7": product IDs (a C string cannot hold NUL: those are bought through JSON only).
         for p in products where !p.id.utf8.contains(0) {
             let key = try b.buy(p.id)
-            for text in b.drainRaw() where text.contains(#""type":"7""#) {
+            let sevens = b.drainRaw().filter { $0.contains(#""type":"7""#) }
+            #expect(sevens.count == 1, "seed \(seed): one \"7\" for \(String(reflecting: p.id)), got \(sevens.count)")
+            for text in sevens {
                 let bytes = Array(text.utf8)
                 let v = try JSONParser.parse(bytes: bytes)
                 #expect(v["key"]?.stringValue == String(key))
@@ -139,7 +141,9 @@ struct JSONRoundTripTests {
         if let p = products.first(where: { !$0.id.utf8.contains(0) }) {
             _ = try b.simulator(#"{"op":"cancel_next"}"#)
             _ = try b.buy(p.id)
-            for text in b.drainRaw() where text.contains(#""type":"7""#) { ledger.add(Array(text.utf8), ["productID"], p.id) }
+            let sevens = b.drainRaw().filter { $0.contains(#""type":"7""#) }
+            #expect(sevens.count == 1, "seed \(seed): one \"7\" for the cancelled purchase, got \(sevens.count)")
+            for text in sevens { ledger.add(Array(text.utf8), ["productID"], p.id) }
         }
     }
 

@@ -80,7 +80,9 @@ struct StoreStatusTests {
         #expect(before["coins_100"]?["introOfferEligible"] == .null)
         _ = try b.buy("vip_monthly", 0)
         _ = b.drainResults()
-        for i in try items().values where i["introductoryOffer"] != .null {
+        let after = try items().values.filter { $0["introductoryOffer"] != .null }
+        #expect(after.count == withOffer.count, "\(after)")
+        for i in after {
             #expect(i["introOfferEligible"] == .bool(false), "spent once subscribed in the group: \(i)")
         }
         b.close()

@@ -163,6 +163,12 @@ static void test_purchase_redelivery_confirm(void) {
     CHECK_RC(iap_buy(b, NULL, 2001, &key), IAP_E_NULL_ARG);
     CHECK_RC(iap_buy(b, "", 2002, &key), IAP_E_INVALID_ARG);
     CHECK_RC(iap_buy(b, "coins\xff", 2003, &key), IAP_E_INVALID_ARG);
+    /* A click no clock reaches (2^61 and above) is refused: a key the outbox
+     * could not remember would come back at every launch (issue 21). */
+    key = 7;
+    CHECK_RC(iap_buy(b, "coins_100", INT64_MAX, &key), IAP_E_INVALID_ARG);
+    CHECK(key == 0 && strncmp(iap_errmsg(), "iap_buy: ", 9) == 0, "key %lld, \"%s\"", (long long)key, iap_errmsg());
+    CHECK_RC(iap_buy(b, "coins_100", INT64_C(1) << 61, &key), IAP_E_INVALID_ARG);
     char *huge = malloc(1 << 20);
     memset(huge, 'a', (1 << 20) - 1);
     huge[(1 << 20) - 1] = 0;

@@ -1,0 +1,185 @@
+import Foundation
+import IAPCore
+import IAPSimulator
+import Testing
+
+/// C7 (docs/CONTRACT.md, "keys only increase"): a key is never handed out
+/// twice on one dataDir, whatever the game's clock, a restored backup or the
+/// outbox's key mark say.
+@Suite("Keys (C7)")
+struct KeyTests {
+    /// One launch of the game: buys with these clicks, grants and confirms
+    /// every result, closes. Returns the keys `iap_buy` handed out.
+    static func session(_ env: TestEnv, _ clicks: [Int64]) throws -> [Int64] {
+        let b = try env.open()
+        try b.confirmAll(b.drainResults())
+        var keys: [Int64] = []
+        for click in clicks { keys.append(try b.buy("coins_100", click)) }
+        let results = b.drainResults()
+        #expect(results.compactMap(\.keyValue).sorted() == keys.sorted(), "one \"7\" per purchase, under the key iap_buy returned")
+        try b.confirmAll(results)
+        b.close()
+        return keys
+    }
+
+    /// The dataDir's files (the lock file aside), as a device backup holds them.
+    static func backup(_ dir: String) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir) where name != ".lock" {
+            files[name] = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + name))
+        }
+        return files
+    }
+
+    /// Puts a backup back: the dataDir holds exactly its files again.
+    static func restore(_ files: [String: Data], to dir: String) throws {
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir) where name != ".lock" {
+            try FileManager.default.removeItem(atPath: dir + "/" + name)
+        }
+        for (name, data) in files { try data.write(to: URL(fileURLWithPath: dir + "/" + name)) }
+    }
+
+    @Test("an outbox restored from an older backup (the game's cloud save not) hands out no key again to an engine clock (issue 21, defect 3)")
+    func restoredBackup() throws {
+        let env = TestEnv()
+        // An engine clock: milliseconds since launch, so every launch clicks
+        // low. The game's save (restored from the cloud, not from the
+        // backup) holds every key it was handed.
+        var handed = try Self.session(env, [5_000, 9_000])
+        let older = try Self.backup(env.dataDir)
+        handed += try Self.session(env, [3_000, 4_000, 12_000])
+        handed += try Self.session(env, [2_000])
+        #expect(Set(handed).count == handed.count)
+        // The device is restored from the older backup, some time later.
+        try Self.restore(older, to: env.dataDir)
+        usleep(20_000)
+        let after = try Self.session(env, [3_000, 4_000, 12_000, 2_000, 5_000])
+        #expect(Set(after).count == after.count)
+        #expect(Set(after).isDisjoint(with: handed),
+                "handed out again after the restore: \(Set(after).intersection(handed).sorted()); the game ignores those keys and the player loses the purchase")
+    }
+
+    /// Buys once per click in each of `launches` launches, confirming every
+    /// result; a refused click must be refused with IAP_E_INVALID_ARG.
+    /// Returns every key handed out, in order.
+    static func launches(_ env: TestEnv, _ launches: Int, clicks: [Int64]) throws -> [Int64] {
+        var handed: [Int64] = []
+        for _ in 0..<launches {
+            let b = try env.open()
+            try b.confirmAll(b.drainResults())
+            for click in clicks {
+                do {
+                    handed.append(try b.buy("coins_100", click))
+                } catch let e as IAPError {
+                    #expect(e.code == .invalidArgument, "click \(click): \(e)")
+                }
+            }
+            try b.confirmAll(b.drainResults())
+            b.close()
+        }
+        return handed
+    }
+
+    static func repeated(_ keys: [Int64]) -> [Int64] {
+        var seen = Set<Int64>()
+        return keys.filter { !seen.insert($0).inserted }
+    }
+
+    @Test("clicks at and past the limit (2^61, 2^62 - 2, 2^62 - 1, 2^62, Int64.max) are refused with IAP_E_INVALID_ARG; no key comes back at a later launch (issue 21, defect 5)")
+    func clicksAtTheLimit() throws {
+        let env = TestEnv()
+        let limit: [Int64] = [1 << 61, (1 << 62) - 2, (1 << 62) - 1, 1 << 62, Int64.max]
+        let b = try env.open()
+        for click in limit {
+            do {
+                let k = try b.buy("coins_100", click)
+                Issue.record("click \(click) accepted as key \(k)")
+            } catch let e as IAPError {
+                #expect(e.code == .invalidArgument && e.message.contains("2^61"), "click \(click): \(e)")
+            }
+        }
+        try b.confirmAll(b.drainResults())
+        b.close()
+        // Whatever a launch accepted, low clicks after it never repeat a key.
+        let handed = try Self.launches(env, 3, clicks: limit + [0, 1, 0])
+        #expect(Self.repeated(handed).isEmpty, "handed out twice: \(Self.repeated(handed)) of \(handed)")
+        #expect(handed.count == 9, "the low clicks each got a key: \(handed)")
+    }
+
+    @Test("the largest click (2^61 - 1) is its own key, and the keys above it are remembered across launches")
+    func largestClick() throws {
+        let env = TestEnv()
+        let top: Int64 = (1 << 61) - 1
+        let handed = try Self.launches(env, 1, clicks: [top, 0, 5]) + Self.launches(env, 2, clicks: [0, top, 7])
+        #expect(handed.first == top)
+        #expect(handed == (0..<9).map { top + Int64($0) }, "\(handed)")
+        #expect(Self.repeated(handed).isEmpty)
+    }
+
+    /// Appends a key-mark frame to the outbox: an edit (or a version that
+    /// wrote it).
+    static func appendKeyMark(_ dataDir: String, _ mark: Int64) throws {
+        let path = dataDir + "/" + Outbox.fileName
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        RecordFrame.encode(OutboxEntry.keyMark(mark).encoded(), into: &bytes)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    static let editedMarks: [Int64] = [(1 << 62) - 1, (1 << 62) - 2, (1 << 62) - 3, 1 << 61]
+
+    @Test("an outbox key mark edited near the limit (2^62 - 1, 2^62 - 2, 2^62 - 3, 2^61): no key is handed out twice across launches; one that leaves no key refuses the purchase", arguments: KeyTests.editedMarks)
+    func editedMark(_ mark: Int64) throws {
+        let env = TestEnv()
+        var handed = try Self.session(env, [1_000])
+        try Self.appendKeyMark(env.dataDir, mark)
+        handed += try Self.launches(env, 3, clicks: [0, 1])
+        #expect(Self.repeated(handed).isEmpty, "mark \(mark): handed out twice: \(Self.repeated(handed)) of \(handed)")
+        #expect(handed.allSatisfy { $0 < Outbox.keyLimit }, "mark \(mark): a key the mark cannot remember: \(handed)")
+        // Below the limit every key is remembered; the purchases refused are
+        // exactly those no key was left for.
+        let room = Int(min(Outbox.keyLimit - 1 - mark, 6))
+        #expect(handed.count == 1 + room, "mark \(mark): \(handed)")
+    }
+
+    @Test("no fresh key left (a mark edited to the highest): a late result for a click whose key has a live result gets a derived key, never one the mark forgets")
+    func lateResultWithNoKeyLeft() throws {
+        let env = TestEnv()
+        _ = try Self.session(env, [1_000])
+        try Self.appendKeyMark(env.dataDir, Outbox.keyLimit - 2)
+        let config = try BridgeConfig.parse(Array(env.configJSON.utf8))
+        let store = KeyHandStore()
+        let b = Bridge(try Coordinator.open(config: config, store: store))
+        _ = b.drain()
+        let key = try b.buy("coins_100", 0)
+        #expect(key == Outbox.keyLimit - 1, "the last key there is")
+        // The store reports a network error (not confirmed yet), then
+        // charges after all: the charge needs a key of its own (C9).
+        store.send(.purchaseFailed(key: key, productID: "coins_100", failure: .networkError))
+        #expect(b.drainResults().map(\.keyValue) == [key])
+        store.send(.transaction(StoreTransaction(id: "T1", originalID: "T1", productID: "coins_100", kind: .consumable,
+                                                 purchaseDateMs: 1, price: "0.99", currency: "USD",
+                                                 token: PurchaseToken(key: key), environment: "test"), .update))
+        let late = b.drainResults()
+        #expect(late.count == 1 && late.first?["result"]?.stringValue == "0" && late.first?["clickKey"]?.stringValue == String(key), "\(late)")
+        let lateKey = try #require(late.first?.keyValue)
+        #expect(lateKey < 0, "key \(lateKey): at or above the limit the mark forgets it, and it would be handed out again")
+        b.close()
+    }
+}
+
+/// A store whose events the test sends by hand.
+final class KeyHandStore: Store, @unchecked Sendable {
+    let name = "hand"
+    private let sink = Locked<(@Sendable (StoreEvent) -> Void)?>(nil)
+    func start(sink: @escaping @Sendable (StoreEvent) -> Void) { self.sink.withLock { $0 = sink } }
+    func send(_ e: StoreEvent) { sink.withLock { $0 }?(e) }
+    func requestProducts(_ ids: [String]) {}
+    func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {}
+    func finish(transactionID: String) {}
+    func restore() {}
+    func refreshEntitlements(reason: String) {}
+    func validate(_ request: StoreRequest) throws(IAPError) { throw IAPError(.notSupported, "hand store") }
+    func perform(_ request: StoreRequest) {}
+    func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { throw IAPError(.notSupported, "hand store") }
+    func stop() { sink.withLock { $0 = nil } }
+}
