@@ -341,13 +341,6 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         case other
     }
 
-    /// The purchase call this OS wants (DESIGN §6, "Current iOS"): from iOS
-    /// 18.2 `purchase(confirmIn:)` with the key window's view controller,
-    /// from 17 with the foreground window scene; the plain
-    /// `purchase(options:)` (which fails on 18.2+ in a UIKit app with "Could
-    /// not get confirmation scene ID") only below 17, or when the app has no
-    /// scene (then nothing better exists). The SDK finds the scene itself.
-    @MainActor
     /// The transactions that entitle the player to the product now: from
     /// iOS 18.4 `currentEntitlements(for:)` (all of them: the player's own
     /// and a family member's), below it `currentEntitlement(for:)`, which
@@ -361,6 +354,13 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         return await Transaction.currentEntitlement(for: productID).map { [$0.unsafePayloadValue.id] } ?? []
     }
 
+    /// The purchase call this OS wants (DESIGN §6, "Current iOS"): from iOS
+    /// 18.2 `purchase(confirmIn:)` with the key window's view controller,
+    /// from 17 with the foreground window scene; the plain
+    /// `purchase(options:)` (which fails on 18.2+ in a UIKit app with "Could
+    /// not get confirmation scene ID") only below 17, or when the app has no
+    /// scene (then nothing better exists). The SDK finds the scene itself.
+    @MainActor
     static func buy(_ product: Product, token: UUID?, offer: PromotedOffer?, quantity: Int = 1) async throws -> PurchaseAnswer {
         var options: Set<Product.PurchaseOption> = []
         if let token { options.insert(.appAccountToken(token)) }
@@ -409,9 +409,13 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     /// Consumables refunded while the app was closed: `Transaction.updates`
     /// does not deliver them again and entitlements never list consumables,
     /// so `Transaction.all` (which keeps refunded consumables) is scanned at
-    /// open. Bounded: at most `refundScanLimit` transactions, revocations of
-    /// the last `refundScanDays` days; the coordinator drops those it has
-    /// delivered already (tombstones).
+    /// open, all of it: Apple documents no order, so any cap on the count
+    /// could stop before the one refund that matters (a game with
+    /// SKIncludeConsumableInAppPurchaseHistory keeps every consumable
+    /// there). The scan runs on the store's own task, never on the game's
+    /// thread, and stops when the bridge closes. Revocations of the last
+    /// `refundScanDays` days; the coordinator drops those it has delivered
+    /// already (tombstones).
     /// Returns the subscription groups the scan saw (for the "open" status).
     @discardableResult
     private func reportRefundsWhileClosed() async -> [String] {
@@ -424,21 +428,19 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         }
     }
 
-    /// Reads `Transaction.all`, at most `refundScanLimit` transactions, until
-    /// cancelled; returns the subscription groups seen (in the order seen).
+    /// Reads all of `Transaction.all` until cancelled; returns the
+    /// subscription groups seen (in the order seen).
     func scanHistory(_ each: (VerificationResult<Transaction>) async -> Void = { _ in }) async -> [String] {
-        var seen = 0
         var groups: [String] = []
+        var known: Set<String> = []
         for await result in Transaction.all {
-            seen += 1
-            if seen > StoreKitStore.refundScanLimit || Task.isCancelled { break }
-            if let g = result.unsafePayloadValue.subscriptionGroupID, !groups.contains(g) { groups.append(g) }
+            if Task.isCancelled { break }
+            if let g = result.unsafePayloadValue.subscriptionGroupID, known.insert(g).inserted { groups.append(g) }
             await each(result)
         }
         return groups
     }
 
-    static let refundScanLimit = 2_000
     static let refundScanDays = 90
 
     /// What the player owns: verified, unrevoked entitlements; non-renewing

@@ -38,7 +38,7 @@ extension StoreContract {
             // comes after 10,000 others in Transaction.all.
             StandIn.refundWhileClosed(txn)
             (b, _) = try await launch(env)
-            await b.wait(for: "the revoked message", timeout: 60) { ms in
+            await b.wait(for: "the revoked message") { ms in
                 ms.contains { $0["type"]?.stringValue == "revoked" && $0.transactionID == String(txn) }
             }
             let rv = try #require(b.messages(type: "revoked").first { $0.transactionID == String(txn) })

@@ -89,7 +89,7 @@ extension StoreContract {
             _ = fresh()
             StandIn.osVersion = (18, 2)
             let p = try #require(StoreKitBackend.catalogProducts().first { $0.id == "coins_100" })
-            await #expect { _ = try await p.purchase(options: []) } throws: { error in
+            await #expect { try await Self.plainPurchase(p) } throws: { error in
                 guard case .systemError(let inner)? = error as? StoreKitError else { return false }
                 return String(describing: inner) == "Could not get confirmation scene ID"
             }
@@ -97,6 +97,12 @@ extension StoreContract {
             // Its result, were it made, is not "nothing was charged": a charge may follow.
             #expect(StoreKitMapping.failure(for: StoreKitError.systemError(StandIn.ConfirmationSceneError())) == .unknown)
         }
+
+        /// `purchase(options:)` is @MainActor (26.2:1649) and its result is
+        /// not Sendable in the 16.2 interface the stand-in follows: called
+        /// and dropped on the main actor.
+        @MainActor
+        static func plainPurchase(_ p: Product) async throws { _ = try await p.purchase(options: []) }
 
         // MARK: 2. Unverified transactions
 
