@@ -130,6 +130,7 @@ check_target() {  # SDK TARGET PLATFORM-LIST
   local extra=()
   [ "$write_expected" = 1 ] && extra+=(--write-expected)
   [ "$platform" = ios ] && extra+=(--storekit-reference "$sk165")
+  extra+=(--required "scripts/apple/required-$platform.txt")
   python3 scripts/apple/check_symbols.py --objects "$dest/obj" --undefined "$dest/undefined.txt" \
     --expected "scripts/apple/$list" --reference "$ref165" --header include/iap_bridge.h "${extra[@]}" \
     || failures=$((failures + 1))

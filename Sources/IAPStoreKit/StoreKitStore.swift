@@ -123,8 +123,12 @@ public final class StoreKitStore: Store, @unchecked Sendable {
                 self.emit(.status(canMakePayments: AppStore.canMakePayments, storefront: front.countryCode, reason: "change"))
             }
         }
+        // PurchaseIntent: iOS 16.4, Mac Catalyst 16.4 (os(iOS)) and macOS
+        // 14.4; unavailable on tvOS (26.2:228-231, MacOSX15.5:604-607).
+        #if !canImport(StoreKit) || os(iOS) || os(macOS)
+        if #available(iOS 16.4, macOS 14.4, *) { listenForPromotedPurchases() }
+        #endif
         #if !canImport(StoreKit) || os(iOS)
-        if #available(iOS 16.4, *) { listenForPromotedPurchases() }
         if #available(iOS 16.0, *), OSCheck.atLeast(16, 0) { listenForMessages() }
         #endif
     }
@@ -497,7 +501,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
 
     // MARK: Promoted purchases
 
-    #if !canImport(StoreKit) || os(iOS)
+    #if !canImport(StoreKit) || os(iOS) || os(macOS)
     /// Purchases the player started on the App Store page (PurchaseIntent).
     /// By default the game decides (`"promotedPurchases": "ask"`): a
     /// `"promoted"` message names the product (and its win-back offer); the
@@ -506,7 +510,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     /// SDK buys at once, without a token: the result gets an SDK key (origin
     /// "store", C7). The listener starts in `iap_open`; StoreKit keeps an
     /// intent that arrived before (the one that launched the app).
-    @available(iOS 16.4, *)
+    @available(iOS 16.4, macOS 14.4, *)
     private func listenForPromotedPurchases() {
         tasks.spawn { [weak self] in
             for await intent in PurchaseIntent.intents {
@@ -516,10 +520,10 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         }
     }
 
-    @available(iOS 16.4, *)
+    @available(iOS 16.4, macOS 14.4, *)
     private func promotedIntent(_ intent: PurchaseIntent) async {
         var offer: Product.SubscriptionOffer? = nil
-        if #available(iOS 18.0, *), OSCheck.atLeast(18, 0) { offer = intent.offer }
+        if #available(iOS 18.0, macOS 15.0, *), OSCheck.atLeast(18, 0) { offer = intent.offer }
         let held = PromotedOffer(product: intent.product, subscriptionOffer: offer)
         lock.withLock {
             products[intent.product.id] = intent.product

@@ -83,6 +83,7 @@ def main():
     for a in ('objects', 'undefined', 'expected', 'reference', 'header'):
         ap.add_argument('--' + a, required=True)
     ap.add_argument('--storekit-reference')
+    ap.add_argument('--required')
     ap.add_argument('--write-expected', action='store_true')
     o = ap.parse_args()
     defined, refs = nm(o.objects)
@@ -136,6 +137,22 @@ def main():
             fail(f'StoreKit symbol not in iOS 16.5 and referenced strongly (no #available?): {s} ({demangle([s]).get(s, "")})')
         print(f'  StoreKit symbols referenced: {len(used)}; in iOS 16.5 StoreKit.tbd: {len(used) - len(newer)}; '
               f'newer, all weak: {len(newer) - len(strong)}; newer and strong: {len(strong)}')
+
+    # 2b. StoreKit features this target must have compiled in: a feature
+    # left out by an #if (promoted purchases on macOS were, once) shows as
+    # a reference that is missing.
+    if o.required:
+        n = missing = 0
+        for l in open(o.required):
+            if not l.strip() or l.startswith('#'):
+                continue
+            parts = l.split(None, 1)
+            pattern, why = parts[0], parts[1].strip() if len(parts) > 1 else ''
+            n += 1
+            if not any(re.search(pattern, s) for s in refs):
+                missing += 1
+                fail(f'no reference matches {pattern}: {why} is compiled out')
+        print(f'  required StoreKit features referenced: {n - missing} of {n}')
 
     # 3. The C functions against the header.
     header = set(re.findall(r'\b(iap_[a-z0-9_]+)\s*\(', open(o.header).read()))
