@@ -3,7 +3,8 @@
 // runtime assembly is compiled with IAPBRIDGE_TEST_MISSING_LIBRARY, which
 // makes it load a library that does not exist (Runtime/Native.cs).
 //
-//   mono missing.exe <catalog.storekit>       (Tests/mono/run.sh)
+//   mono missing.exe <catalog.storekit> [windows]   (Tests/mono/run.sh; "windows": the
+//                                                   runtime was compiled as for Windows)
 //
 // The first call must log ONE sentence saying which platform has no library
 // and how to get one; that call and every later one must throw a
@@ -36,6 +37,7 @@ static class MissingLibraryDriver
     static int Main(string[] args)
     {
         string catalog = Path.GetFullPath(args.Length > 0 ? args[0] : "Game.storekit");
+        bool windows = args.Length > 1 && args[1] == "windows";
         string dir = Path.Combine(Path.GetTempPath(), "iap-missing-" + Guid.NewGuid().ToString("N"));
         string config = BridgeConfig.Simulator(Path.Combine(dir, "data"), catalog);
         var logged = new List<string>();
@@ -47,12 +49,26 @@ static class MissingLibraryDriver
         Check(logged.Count == 1, "no library: said once through Bridge.Log", logged.Count + " messages");
         string said = logged.Count > 0 ? logged[0] : "";
         Console.WriteLine("     the message: " + said);
-        Check(said.StartsWith("IAPBridge: no native library for Linux 64-bit", StringComparison.Ordinal) ||
-              said.StartsWith("IAPBridge: no native library for macOS", StringComparison.Ordinal),
-              "the message names the platform", said);
-        Check(said.Contains("scripts/build-plugins.sh") && said.Contains("Runtime/Plugins") &&
-              said.Contains("Documentation~/index.md") && said.Contains("IAP_E_NOT_SUPPORTED"),
-              "the message says where the package keeps it, how to rebuild it, where the documentation is, and what calls do meanwhile", said);
+        if (windows)
+        {
+            // The runtime compiled as for the Windows editor (UNITY_STANDALONE_WIN): no
+            // Windows library exists; the message says so and what to do instead.
+            Check(said.StartsWith("IAPBridge: no native library for Windows 64-bit", StringComparison.Ordinal),
+                  "Windows: the message names the platform", said);
+            Check(said.Contains("No Windows library exists yet") && said.Contains("POSIX") &&
+                  said.Contains("macOS or Linux") && said.Contains("Documentation~/index.md") &&
+                  said.Contains("IAP_E_NOT_SUPPORTED"),
+                  "Windows: the message says there is none, why, what to use instead, and what calls do meanwhile", said);
+        }
+        else
+        {
+            Check(said.StartsWith("IAPBridge: no native library for Linux 64-bit", StringComparison.Ordinal) ||
+                  said.StartsWith("IAPBridge: no native library for macOS", StringComparison.Ordinal),
+                  "the message names the platform", said);
+            Check(said.Contains("scripts/build-plugins.sh") && said.Contains("Runtime/Plugins") &&
+                  said.Contains("Documentation~/index.md") && said.Contains("IAP_E_NOT_SUPPORTED"),
+                  "the message says where the package keeps it, how to rebuild it, where the documentation is, and what calls do meanwhile", said);
+        }
         Check(first != null && first.LibraryMessage == said, "the exception carries the same sentence");
 
         var sw = Stopwatch.StartNew();

@@ -62,6 +62,10 @@ mcs -nologo -warnaserror -target:exe -r:"$out/IAPBridge.Runtime.dll" -r:"$out/IA
 mkdir "$out/missing"
 mcs -nologo -warnaserror -target:library -define:IAPBRIDGE_TEST_MISSING_LIBRARY -out:"$out/missing/IAPBridge.Runtime.dll" "${runtime[@]}"
 mcs -nologo -warnaserror -target:exe -r:"$out/missing/IAPBridge.Runtime.dll" -out:"$out/missing/missing.exe" Tests/mono/MissingLibraryDriver.cs
+# What a Windows editor or player gets today: no library, one clear message.
+mkdir "$out/windows"
+mcs -nologo -warnaserror -target:library -define:"IAPBRIDGE_TEST_MISSING_LIBRARY;UNITY_STANDALONE_WIN" -out:"$out/windows/IAPBridge.Runtime.dll" "${runtime[@]}"
+mcs -nologo -warnaserror -target:exe -r:"$out/windows/IAPBridge.Runtime.dll" -out:"$out/windows/missing.exe" Tests/mono/MissingLibraryDriver.cs
 
 # Compile-only: each assembly as Unity compiles it, against the stub.
 mcs -nologo -warnaserror -target:library -out:"$out/UnityEngine.dll" Tests/mono/UnityEngineStub.cs
@@ -113,10 +117,11 @@ export DYLD_LIBRARY_PATH="$bin${DYLD_LIBRARY_PATH:+:$DYLD_LIBRARY_PATH}"
 export SWIFT_BACKTRACE=enable=no
 # A runtime hang (a frozen GC, a process that cannot exit) must fail, not stall CI.
 status=0
-for run in "driver.exe samples/catalog/Game.storekit" "missing/missing.exe samples/catalog/Game.storekit"; do
+for run in "driver.exe samples/catalog/Game.storekit" "missing/missing.exe samples/catalog/Game.storekit" \
+           "windows/missing.exe samples/catalog/Game.storekit windows"; do
   set -- $run
   rc=0
-  timeout 300 mono --debug "$out/$1" "$2" || rc=$?
+  timeout 300 mono --debug "$out/$1" "${@:2}" || rc=$?
   if [ "$rc" -eq 124 ]; then echo "mono: FAILED: $1 did not finish within 300 s (hung)" >&2; fi
   [ "$rc" -eq 0 ] || status=$rc
 done
