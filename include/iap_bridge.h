@@ -152,6 +152,30 @@ const char *iap_version(void);
  * IAP_VERSION_NUMBER to detect a header and a library that do not match. */
 int32_t iap_version_number(void);
 
+/* Starts listening, for the life of the process, for purchases the player
+ * starts on the App Store page ("promoted" in-app purchases: StoreKit's
+ * PurchaseIntent, iOS 16.4+ and macOS 14.4+). Call it once, as early as the
+ * app launches: the app delegate's application:didFinishLaunchingWithOptions:
+ * (the Unity package calls it before the first scene loads on iOS and macOS
+ * players). A player who taps a promoted purchase cold-starts the game, and
+ * StoreKit hands the intent over at once, usually before the engine has
+ * opened a bridge; without this call a bridge listens only from iap_open to
+ * iap_close and such an intent can be missed.
+ * What happens to an intent: it waits in the library until a "storekit"
+ * bridge is open, which announces it as a "promoted" message; it is kept
+ * until the game buys that product with iap_buy (bought with the offer the
+ * App Store showed). One the game does not answer before iap_close is
+ * announced again by the next bridge of the same process; when the process
+ * ends it is gone (the player can tap it on the App Store again). A newer
+ * intent for the same product replaces the older one.
+ * Needs no bridge and no arguments; calling it again does nothing. Returns
+ * IAP_OK when listening, IAP_E_NOT_SUPPORTED where there is nothing to listen
+ * to (no StoreKit, as on Linux and Windows; tvOS; below iOS 16.4 or macOS
+ * 14.4): harmless, the game goes on. After it the library keeps one StoreKit
+ * task for the rest of the process: do not unload the library after calling
+ * it (iOS links it statically and never unloads it). */
+int32_t iap_launch(void);
+
 /* Opens a bridge. `config_json` is a JSON object:
  *   "store":     "simulator" or "storekit"                       (required)
  *   "dataDir":   absolute path of the outbox directory; created,

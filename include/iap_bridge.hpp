@@ -66,6 +66,7 @@
 /* Optional: libraries newer than 1.0 export it. Weak, so an older library
  * still links and loads; iap::version_number() then answers std::nullopt. */
 extern "C" int32_t iap_version_number(void) __attribute__((weak));
+extern "C" int32_t iap_launch(void) __attribute__((weak));
 #define IAP_HPP_HAVE_WEAK 1
 #else
 #define IAP_HPP_HAVE_WEAK 0
@@ -134,6 +135,17 @@ inline std::optional<int32_t> version_number() noexcept {
     if (&::iap_version_number != nullptr) return ::iap_version_number();
 #endif
     return std::nullopt;
+}
+
+/* iap_launch: listen for purchases promoted on the App Store from launch
+ * (iOS 16.4+, macOS 14.4+); call it once at app launch. IAP_OK, or
+ * IAP_E_NOT_SUPPORTED where there is nothing to listen to (harmless; also
+ * with an older library that lacks it). */
+inline int32_t launch() noexcept {
+#if IAP_HPP_HAVE_WEAK
+    if (&::iap_launch != nullptr) return ::iap_launch();
+#endif
+    return IAP_E_NOT_SUPPORTED;
 }
 
 #if IAP_HPP_EXCEPTIONS

@@ -25,6 +25,16 @@ public func iap_version() -> UnsafePointer<CChar> {
 @_cdecl("iap_version_number")
 public func iap_version_number() -> Int32 { 10100 }
 
+@_cdecl("iap_launch")
+public func iap_launch() -> Int32 {
+    do throws(IAPError) {
+        try StoreFactory.listenFromLaunch()
+        return IAPCode.ok.rawValue
+    } catch {
+        return report("iap_launch", error)
+    }
+}
+
 @_cdecl("iap_open")
 public func iap_open(_ configJSON: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     out?.pointee = nil

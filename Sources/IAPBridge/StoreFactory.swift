@@ -20,4 +20,16 @@ enum StoreFactory {
             #endif
         }
     }
+
+    /// `iap_launch`: StoreKit's promoted purchases heard from launch, before
+    /// any bridge is open (IAPStoreKit's PromotedIntents).
+    static func listenFromLaunch() throws(IAPError) {
+        #if canImport(StoreKit) && canImport(IAPStoreKit)
+        guard StoreKitLaunch.listen() else {
+            throw IAPError(.notSupported, "StoreKit has no promoted purchases on this OS (PurchaseIntent: iOS 16.4, macOS 14.4); nothing to listen to")
+        }
+        #else
+        throw IAPError(.notSupported, "StoreKit is not available on this platform; nothing to listen to")
+        #endif
+    }
 }

@@ -12,3 +12,9 @@ public enum StoreKitFactory {
         StoreKitStore(config: config, options: try StoreKitOptions.parse(config.storekit))
     }
 }
+
+/// What IAPBridge's `iap_launch` calls: the process-wide listener for
+/// promoted purchases (PromotedIntents). True when it runs.
+public enum StoreKitLaunch {
+    public static func listen() -> Bool { PromotedIntents.shared.listenFromLaunch() }
+}

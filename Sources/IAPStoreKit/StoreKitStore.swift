@@ -47,6 +47,8 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     private var kept: [String: Transaction] = [:]
     /// Promoted purchases waiting for the game, by product ID.
     private var promoted: [String: PromotedOffer] = [:]
+    /// This store's registration with PromotedIntents, while open.
+    private var promotedOwner: Int? = nil
     /// Products seen in answers, by ID: prices for transactions, and
     /// purchases without another request.
     private var products: [String: Product] = [:]
@@ -126,7 +128,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         // PurchaseIntent: iOS 16.4, Mac Catalyst 16.4 (os(iOS)) and macOS
         // 14.4; unavailable on tvOS (26.2:228-231, MacOSX15.5:604-607).
         #if !canImport(StoreKit) || os(iOS) || os(macOS)
-        if #available(iOS 16.4, macOS 14.4, *) { listenForPromotedPurchases() }
+        if #available(iOS 16.4, macOS 14.4, *), OSCheck.atLeast(16, 4) { listenForPromotedPurchases() }
         #endif
         #if !canImport(StoreKit) || os(iOS)
         if #available(iOS 16.0, *), OSCheck.atLeast(16, 0) { listenForMessages() }
@@ -221,10 +223,14 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     /// cancelled: its transaction comes back through the update stream at
     /// the next start, with its key).
     public func stop() {
-        lock.withLock {
+        let unanswered: [PromotedOffer] = lock.withLock {
             stopped = true
             sink = nil
+            defer { promoted = [:] }
+            return Array(promoted.values)
         }
+        // Promoted purchases the game did not answer wait for the next bridge.
+        if let id = lock.withLock({ promotedOwner }) { PromotedIntents.shared.detach(id, unanswered: unanswered) }
         tasks.stop(limitMs: StoreKitStore.stopLimitMs)
         finisher.stop(limitMs: StoreKitStore.stopLimitMs)
     }
@@ -506,42 +512,57 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     /// By default the game decides (`"promotedPurchases": "ask"`): a
     /// `"promoted"` message names the product (and its win-back offer); the
     /// intent is kept until the game buys that product (`iap_buy`, which then
-    /// buys with the intent's offer) or the bridge closes. With `"buy"` the
+    /// buys with the intent's offer); at `iap_close` it goes back to
+    /// PromotedIntents for the next bridge of the process. With `"buy"` the
     /// SDK buys at once, without a token: the result gets an SDK key (origin
-    /// "store", C7). The listener starts in `iap_open`; StoreKit keeps an
-    /// intent that arrived before (the one that launched the app).
+    /// "store", C7). Intents heard before `iap_open` (`iap_launch`) are
+    /// announced now; without `iap_launch` this store listens itself, from
+    /// now until `iap_close`.
     @available(iOS 16.4, macOS 14.4, *)
     private func listenForPromotedPurchases() {
-        tasks.spawn { [weak self] in
+        let (id, waiting) = PromotedIntents.shared.attach { [weak self] offer in
+            self?.acceptPromoted(offer) ?? false
+        }
+        lock.withLock { promotedOwner = id }
+        for offer in waiting where !acceptPromoted(offer) { PromotedIntents.shared.arrived(offer) }
+        guard !PromotedIntents.shared.listensFromLaunch else { return }
+        tasks.spawn {
             for await intent in PurchaseIntent.intents {
-                guard let self, !Task.isCancelled else { return }
-                await self.promotedIntent(intent)
+                if Task.isCancelled { return }
+                PromotedIntents.shared.arrived(PromotedIntents.offer(of: intent))
             }
         }
     }
 
-    @available(iOS 16.4, macOS 14.4, *)
-    private func promotedIntent(_ intent: PurchaseIntent) async {
-        var offer: Product.SubscriptionOffer? = nil
-        if #available(iOS 18.0, macOS 15.0, *), OSCheck.atLeast(18, 0) { offer = intent.offer }
-        let held = PromotedOffer(product: intent.product, subscriptionOffer: offer)
-        lock.withLock {
-            products[intent.product.id] = intent.product
-            notSold.remove(intent.product.id)
+    /// Takes one promoted purchase: announced to the game and kept (or, with
+    /// "buy", bought). False when the store is closing: it is not taken.
+    private func acceptPromoted(_ held: PromotedOffer) -> Bool {
+        let buyNow = options.promotedPurchases == .buy
+        let taken: Bool = lock.withLock {
+            guard !stopped else { return false }
+            products[held.product.id] = held.product
+            notSold.remove(held.product.id)
+            if !buyNow { promoted[held.product.id] = held }
+            return true
         }
-        if options.promotedPurchases == .buy {
-            do {
-                let answer = try await StoreKitStore.buy(intent.product, token: nil, offer: held)
-                if case .success(let verification) = answer { await report(verification, .update) }
-                // Cancelled: nothing to report. Pending: the transaction arrives
-                // later through `updates`.
-            } catch {
-                emit(.error(op: "store", message: "the purchase of \(intent.product.id) promoted on the App Store failed: \(StoreKitMapping.describe(error))"))
-            }
-            return
+        guard taken else { return false }
+        if buyNow {
+            tasks.spawn { [weak self] in await self?.buyPromoted(held) }
+        } else {
+            emit(.promoted(productID: held.product.id, offer: held.subscriptionOffer.map(StoreKitMapping.promotedOffer)))
         }
-        lock.withLock { promoted[intent.product.id] = held }
-        emit(.promoted(productID: intent.product.id, offer: offer.map(StoreKitMapping.promotedOffer)))
+        return true
+    }
+
+    private func buyPromoted(_ held: PromotedOffer) async {
+        do {
+            let answer = try await StoreKitStore.buy(held.product, token: nil, offer: held)
+            if case .success(let verification) = answer { await report(verification, .update) }
+            // Cancelled: nothing to report. Pending: the transaction arrives
+            // later through `updates`.
+        } catch {
+            emit(.error(op: "store", message: "the purchase of \(held.product.id) promoted on the App Store failed: \(StoreKitMapping.describe(error))"))
+        }
     }
     #endif
 }

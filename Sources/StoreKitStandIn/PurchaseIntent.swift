@@ -4,10 +4,9 @@
 // StoreKit.swiftmodule/arm64-apple-ios.swiftinterface, lines 163-196, the
 // struct at character offset 7200); it is not in the 16.2 interface.
 
-/// 16.4:163-173. Unavailable on macOS and tvOS: the backend compiles its use
-/// only for iOS (and for the stand-in).
-@available(iOS 16.4, macCatalyst 16.4, *)
-@available(macOS, unavailable)
+/// 16.4:163-173; iOS 16.4, Mac Catalyst 16.4 and macOS 14.4, unavailable on
+/// tvOS (26.2:228-231).
+@available(iOS 16.4, macOS 14.4, macCatalyst 16.4, *)
 @available(tvOS, unavailable)
 @available(watchOS, unavailable)
 public struct PurchaseIntent: Equatable, Sendable {
@@ -26,8 +25,7 @@ public struct PurchaseIntent: Equatable, Sendable {
     }
 }
 
-@available(iOS 16.4, macCatalyst 16.4, *)
-@available(macOS, unavailable)
+@available(iOS 16.4, macOS 14.4, macCatalyst 16.4, *)
 @available(tvOS, unavailable)
 @available(watchOS, unavailable)
 extension PurchaseIntent {

@@ -125,6 +125,14 @@ public enum StandIn {
         set { World.shared.locked { World.shared.includeConsumableHistory = newValue } }
     }
 
+    /// Whether `promote` while nobody listens to `PurchaseIntent.intents`
+    /// keeps the intent for the first listener (default) or loses it, as
+    /// when the app is running and only starts listening later.
+    public static var intentsWaitForListener: Bool {
+        get { World.shared.locked { World.shared.intentsWaitForListener } }
+        set { World.shared.locked { World.shared.intentsWaitForListener = newValue } }
+    }
+
     public static var canMakePayments: Bool {
         get { World.shared.locked { World.shared.canMakePayments } }
         set { World.shared.locked { World.shared.canMakePayments = newValue } }

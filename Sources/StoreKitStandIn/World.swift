@@ -85,7 +85,7 @@ final class World: @unchecked Sendable {
             osVersion = (18, 2); screen = .foregroundWithKeyWindow; waitingIntents = []
             canMakePayments = true; storefrontCountry = "USA"; storefrontSubscribers = [:]
             finishCalls = []; purchaseCalls = []; productRequests = []; syncCount = 0; entitlementLookups = []
-            includeConsumableHistory = false
+            includeConsumableHistory = false; intentsWaitForListener = true
             return out
         }
         for s in subs { s.finish() }
@@ -204,6 +204,11 @@ final class World: @unchecked Sendable {
             }.map(result)
         }
     }
+
+    /// Whether an intent promoted while nobody listens waits for the first
+    /// listener (the one that launched the app) or is lost (the app was
+    /// already running without a listener).
+    var intentsWaitForListener = true
 
     /// The app's Info.plist sets SKIncludeConsumableInAppPurchaseHistory
     /// (iOS 18): finished consumables stay in `Transaction.all`.
@@ -450,7 +455,7 @@ final class World: @unchecked Sendable {
                                           paymentMode: .freeTrial)
             }
             let intent = PurchaseIntent(product: p, offer: offer)
-            if intentSubscribers.isEmpty { waitingIntents.append(intent) }
+            if intentSubscribers.isEmpty && intentsWaitForListener { waitingIntents.append(intent) }
             return (intent, Array(intentSubscribers.values))
         }
         guard let intent else { return }

@@ -53,6 +53,87 @@ extension StoreContract {
             StandIn.includeConsumableHistory = false
         }
 
+        // MARK: 2. Promoted purchases from launch
+
+        /// iap_launch's listener, started and subscribed to PurchaseIntent.intents.
+        func listenFromLaunch() async throws {
+            #expect(StoreKitLaunch.listen())
+            await TestBridge.eventually("the launch listener subscribed") { StandIn.intentListeners == 1 }
+            #expect(PromotedIntents.shared.listensFromLaunch)
+        }
+
+        @Test("A promoted purchase tapped before iap_open is lost without iap_launch (the app ran without a listener)")
+        func promotedBeforeOpenWithoutLaunch() async throws {
+            let env = fresh()
+            StandIn.intentsWaitForListener = false
+            StandIn.promote("remove_ads")
+            let (b, _) = try await launch(env)
+            try await StoreKitBackend().barrier(b)
+            #expect(b.messages(type: "promoted").isEmpty)
+            b.close()
+        }
+
+        @Test("iap_launch: a promoted purchase tapped before iap_open is announced at open, bought with its offer")
+        func promotedBeforeOpenWithLaunch() async throws {
+            let env = fresh()
+            StandIn.intentsWaitForListener = false
+            try await listenFromLaunch()
+            StandIn.promote("vip_monthly", winBackOfferID: "winback_7")
+            let (b, _) = try await launch(env)
+            await b.wait(for: "the promoted message") { ms in ms.contains { $0["type"]?.stringValue == "promoted" } }
+            let m = try #require(b.messages(type: "promoted").first)
+            #expect(m["productID"]?.stringValue == "vip_monthly" && m["offer"]?["id"]?.stringValue == "winback_7")
+            #expect(StandIn.intentListeners == 1, "the bridge does not listen a second time")
+            let key: Int64 = 1_820_000_000_400
+            _ = try b.buy("vip_monthly", key)
+            let r = try #require(await b.result(key: key))
+            #expect(r["result"]?.stringValue == "0")
+            #expect(StandIn.purchaseCalls.last?.winBackOfferID == "winback_7")
+            b.close()
+        }
+
+        @Test("A promoted purchase the game did not answer before iap_close is announced again by the next bridge of the process, and still bought with its offer")
+        func promotedSurvivesClose() async throws {
+            let env = fresh()
+            var (b, _) = try await launch(env)
+            StandIn.promote("vip_monthly", winBackOfferID: "winback_8")
+            await b.wait(for: "the promoted message") { ms in ms.contains { $0["type"]?.stringValue == "promoted" } }
+            b.close()
+            (b, _) = try await launch(env)
+            await b.wait(for: "the promoted message again") { ms in ms.contains { $0["type"]?.stringValue == "promoted" } }
+            let m = try #require(b.messages(type: "promoted").first)
+            #expect(m["productID"]?.stringValue == "vip_monthly" && m["offer"]?["id"]?.stringValue == "winback_8")
+            let key: Int64 = 1_820_000_000_500
+            _ = try b.buy("vip_monthly", key)
+            let r = try #require(await b.result(key: key))
+            #expect(r["result"]?.stringValue == "0")
+            #expect(StandIn.purchaseCalls.last?.winBackOfferID == "winback_8")
+            b.close()
+            // Answered: the next bridge announces nothing.
+            (b, _) = try await launch(env)
+            try await StoreKitBackend().barrier(b)
+            #expect(b.messages(type: "promoted").isEmpty)
+            b.close()
+        }
+
+        @Test("iap_launch with no bridge open: intents wait; a newer one for the same product replaces the older")
+        func promotedWaitingReplaced() async throws {
+            let env = fresh()
+            StandIn.intentsWaitForListener = false
+            try await listenFromLaunch()
+            StandIn.promote("vip_monthly", winBackOfferID: "old_offer")
+            StandIn.promote("remove_ads")
+            StandIn.promote("vip_monthly", winBackOfferID: "new_offer")
+            let (b, _) = try await launch(env)
+            await b.wait(for: "two promoted messages") { ms in ms.filter { $0["type"]?.stringValue == "promoted" }.count >= 2 }
+            try await StoreKitBackend().barrier(b)
+            let ms = b.messages(type: "promoted")
+            #expect(ms.count == 2)
+            #expect(ms.contains { $0["productID"]?.stringValue == "remove_ads" })
+            #expect(ms.contains { $0["productID"]?.stringValue == "vip_monthly" && $0["offer"]?["id"]?.stringValue == "new_offer" })
+            b.close()
+        }
+
         // MARK: 5. Deprecated and new APIs
 
         struct LookupCase: Sendable, CustomTestStringConvertible {

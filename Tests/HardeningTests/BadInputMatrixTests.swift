@@ -119,6 +119,7 @@ struct BadInputMatrixTests {
     static var table: [EntryPoint] { [
         EntryPoint(name: "iap_version", cells: na(Kind.allCases, "takes no argument; returns static IAP_VERSION_STRING (checked in headerIsTheOneSource)")),
         EntryPoint(name: "iap_version_number", cells: na(Kind.allCases, "takes no argument; returns IAP_VERSION_NUMBER (checked in headerIsTheOneSource)")),
+        EntryPoint(name: "iap_launch", cells: na(Kind.allCases, "takes no argument and no bridge; without StoreKit answers IAP_E_NOT_SUPPORTED with a sentence, every time (checked in launchWithoutStoreKit)")),
         EntryPoint(name: "iap_errmsg", cells: na(Kind.allCases, "takes no argument; never NULL (checked in noArgumentFunctions)")),
         EntryPoint(name: "iap_error_name", cells: merge([
             .negativeKey: .probes([
@@ -515,6 +516,21 @@ struct BadInputMatrixTests {
             guard parts.count >= 3, parts[0] == "#define" else { return nil }
             return (String(parts[1]), parts[2...].joined(separator: " "))
         }
+    }
+
+    @Test("iap_launch without StoreKit (Linux): IAP_E_NOT_SUPPORTED with a sentence, again and again, from any thread; a bridge opened after it works")
+    func launchWithoutStoreKit() async throws {
+        for _ in 0..<3 {
+            #expect(iap_launch() == IAPCode.notSupported.rawValue)
+            #expect(String(cString: iap_errmsg()).hasPrefix("iap_launch: StoreKit is not available on this platform"))
+        }
+        let codes = await withTaskGroup(of: Int32.self) { g in
+            for _ in 0..<8 { g.addTask { iap_launch() } }
+            return await g.reduce(into: [Int32]()) { $0.append($1) }
+        }
+        #expect(codes == Array(repeating: IAPCode.notSupported.rawValue, count: 8))
+        let f = try Fixture()
+        #expect(throws: Never.self) { _ = try f.bridge.simulator(#"{"op":"clock"}"#) }
     }
 
     @Test("the header is the one source of the ABI's constants: codes, names, version (iap_error_name, iap_version, iap_version_number agree)")

@@ -80,6 +80,7 @@ local declarations = {
   "int32_t iap_redeem_offer_code(iap_bridge *b);",
   "int32_t iap_show_store_messages(iap_bridge *b);",
   "int32_t iap_version_number(void);", -- newer libraries only: looked up lazily
+  "int32_t iap_launch(void);", -- newer libraries only: looked up lazily
 }
 -- The prototypes above, exactly as include/iap_bridge.h writes them (the test
 -- compares them with the header).
@@ -424,6 +425,17 @@ function Library:version_number()
 end
 
 function Library:errmsg() return ffi.string(self.C.iap_errmsg()) end
+
+-- iap_launch: listen for purchases promoted on the App Store from launch
+-- (iOS 16.4+, macOS 14.4+). Returns true, or false and the error (code
+-- IAP_E_NOT_SUPPORTED where there is nothing to listen to: harmless).
+function Library:launch()
+  local ok, fn = pcall(function() return self.C.iap_launch end)
+  if not ok or fn == nil then return false, new_error(-13, "this library has no iap_launch") end
+  local rc = fn()
+  if rc == 0 then return true end
+  return false, new_error(rc, ffi.string(self.C.iap_errmsg()))
+end
 
 local function lib_error(lib, rc)
   return nil, new_error(rc, ffi.string(lib.C.iap_errmsg()))

@@ -121,6 +121,7 @@ _SIGNATURES = {
 }
 _OPTIONAL = {
     "iap_version_number": (_c_int32, []),  # newer libraries only
+    "iap_launch": (_c_int32, []),  # newer libraries only
 }
 
 
@@ -134,7 +135,7 @@ class Library:
             fn = getattr(self.C, name)
             fn.restype = restype
             fn.argtypes = argtypes
-        self._version_number = None
+        self._optional = {}
         for name, (restype, argtypes) in _OPTIONAL.items():
             try:
                 fn = getattr(self.C, name)
@@ -142,7 +143,8 @@ class Library:
                 continue
             fn.restype = restype
             fn.argtypes = argtypes
-            self._version_number = fn
+            self._optional[name] = fn
+        self._version_number = self._optional.get("iap_version_number")
 
     def version(self):
         """The library's version string, e.g. "1.0.0"."""
@@ -151,6 +153,13 @@ class Library:
     def version_number(self):
         """major*10000 + minor*100 + patch, or None when the library does not export it."""
         return self._version_number() if self._version_number else None
+
+    def launch(self):
+        """iap_launch: listen for purchases promoted on the App Store from launch
+        (iOS 16.4+, macOS 14.4+). Returns 0 (IAP_OK) or the code, such as
+        IAP_E_NOT_SUPPORTED (-13) where there is nothing to listen to: harmless."""
+        fn = self._optional.get("iap_launch")
+        return fn() if fn else -13
 
     def errmsg(self):
         """This thread's last error sentence."""

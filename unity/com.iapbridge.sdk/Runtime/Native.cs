@@ -36,6 +36,10 @@ namespace IAPBridge
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int iap_version_number();
 
+        /// Promoted purchases heard from launch (iap_launch).
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_launch();
+
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int iap_open(byte[] configJson, out IntPtr bridge);
 

@@ -22,6 +22,17 @@ namespace IAPBridge
             Bridge.ResetStatics();
         }
 
+#if (UNITY_IOS || UNITY_STANDALONE_OSX) && !UNITY_EDITOR
+        // A player who taps a purchase promoted on the App Store cold-starts
+        // the game: StoreKit hands the intent over at launch, before any
+        // scene could open a bridge (iap_launch in iap_bridge.h).
+        [RuntimeInitializeOnLoadMethod(RuntimeInitializeLoadType.BeforeSceneLoad)]
+        private static void ListenForPromotedPurchases()
+        {
+            try { Bridge.Launch(); } catch (BridgeException) { }
+        }
+#endif
+
 #if UNITY_EDITOR
         [UnityEditor.InitializeOnLoadMethod]
         private static void OnEditorLoad()
