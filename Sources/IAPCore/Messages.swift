@@ -99,6 +99,7 @@ public enum Messages {
             o.string("subscriptionGroupID", p.subscriptionGroupID)
             o.value("introductoryOffer", p.introductoryOffer ?? .null)
             o.value("introOfferEligible", p.introOfferEligible.map { .bool($0) } ?? .null)
+            o.bool("familyShareable", p.familyShareable)
             items.bytesAppend(o.finish())
         }
         items.appendRaw("]")

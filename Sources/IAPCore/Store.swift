@@ -251,10 +251,13 @@ public struct ProductInfo: Sendable, Equatable {
     /// Whether this player may still take the introductory offer (never
     /// subscribed in the group); nil without an offer.
     public var introOfferEligible: Bool?
+    /// Family Sharing: a purchase also entitles the player's family
+    /// (StoreKit's `isFamilyShareable`; the `.storekit` file's `familyShareable`).
+    public var familyShareable: Bool
 
     public init(id: String, title: String, description: String, price: String, displayPrice: String, currency: String,
                 kind: ProductKind, subscriptionPeriod: String? = nil, subscriptionGroupID: String? = nil,
-                introductoryOffer: JSONValue? = nil, introOfferEligible: Bool? = nil) {
+                introductoryOffer: JSONValue? = nil, introOfferEligible: Bool? = nil, familyShareable: Bool = false) {
         self.id = id
         self.title = title
         self.description = description
@@ -266,6 +269,7 @@ public struct ProductInfo: Sendable, Equatable {
         self.subscriptionGroupID = subscriptionGroupID
         self.introductoryOffer = introductoryOffer
         self.introOfferEligible = introOfferEligible
+        self.familyShareable = familyShareable
     }
 }
 

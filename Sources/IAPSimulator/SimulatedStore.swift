@@ -319,7 +319,8 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                            displayPrice: Price.display(p.price, currency: currency), currency: currency, kind: p.kind,
                            subscriptionPeriod: p.subscriptionPeriod, subscriptionGroupID: p.subscriptionGroupID,
                            introductoryOffer: p.introductoryOffer,
-                           introOfferEligible: p.introductoryOffer == nil ? nil : !hasSubscribedLocked(group: p.subscriptionGroupID))
+                           introOfferEligible: p.introductoryOffer == nil ? nil : !hasSubscribedLocked(group: p.subscriptionGroupID),
+                           familyShareable: p.familyShareable)
     }
 
     /// Several units only of a consumable (StoreKit's `.quantity`).

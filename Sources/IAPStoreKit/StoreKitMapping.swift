@@ -82,7 +82,7 @@ enum StoreKitMapping {
                            displayPrice: p.displayPrice, currency: currency(p), kind: k,
                            subscriptionPeriod: sub.map { period($0.subscriptionPeriod) },
                            subscriptionGroupID: sub?.subscriptionGroupID,
-                           introductoryOffer: sub?.introductoryOffer.map(offer))
+                           introductoryOffer: sub?.introductoryOffer.map(offer), familyShareable: p.isFamilyShareable)
     }
 
     // MARK: Transactions

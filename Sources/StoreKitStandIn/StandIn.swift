@@ -156,7 +156,8 @@ public enum StandIn {
     /// A product as the App Store would describe it.
     public static func product(id: String, type: Product.ProductType, displayName: String, description: String,
                                price: Decimal, displayPrice: String, currencyCode: String,
-                               localeIdentifier: String = "en_US", subscriptionGroupID: String? = nil,
+                               localeIdentifier: String = "en_US", isFamilyShareable: Bool = false,
+                               subscriptionGroupID: String? = nil,
                                period: Product.SubscriptionPeriod.Unit? = nil, periodValue: Int = 1,
                                introductoryOffer: (mode: Product.SubscriptionOffer.PaymentMode,
                                                    period: Product.SubscriptionPeriod.Unit, periodValue: Int,
@@ -172,7 +173,7 @@ public enum StandIn {
                                                     subscriptionPeriod: Product.SubscriptionPeriod(unit: unit, value: periodValue))
         }
         return Product(id: id, type: type, displayName: displayName, description: description, price: price,
-                       displayPrice: displayPrice, isFamilyShareable: false, subscription: subscription,
+                       displayPrice: displayPrice, isFamilyShareable: isFamilyShareable, subscription: subscription,
                        currencyCode: currencyCode, localeIdentifier: localeIdentifier)
     }
 

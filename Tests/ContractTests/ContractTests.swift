@@ -353,6 +353,20 @@ extension StoreContract {
             b.close()
         }
 
+        @Test("Family Sharing in \"999\": familyShareable as the catalog says (remove_ads true, the rest false), on every store",
+              arguments: backends)
+        func familyShareable(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            let b = try await s.open(env)
+            try b.c.requestProducts(["coins_100", "remove_ads", "vip_monthly"])
+            await b.wait(for: "the product answer") { ms in ms.contains { $0["type"]?.stringValue == "999" } }
+            let items = try #require(b.messages(type: "999").first?["items"]?.arrayValue)
+            var shareable: [String: JSONValue] = [:]
+            for i in items { if let id = i["id"]?.stringValue { shareable[id] = i["familyShareable"] } }
+            #expect(shareable == ["coins_100": .bool(false), "remove_ads": .bool(true), "vip_monthly": .bool(false)])
+            b.close()
+        }
+
         @Test("Products: the same \"999\" from every store for the same catalog", arguments: backends)
         func products(_ kind: BackendKind) async throws {
             let (s, env) = prepare(kind)

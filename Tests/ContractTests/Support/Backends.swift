@@ -266,7 +266,7 @@ struct StoreKitBackend: Backend {
             return StandIn.product(
                 id: p.id, type: type, displayName: title, description: description,
                 price: Decimal(string: p.price) ?? 0, displayPrice: Price.display(p.price, currency: currency),
-                currencyCode: currency, localeIdentifier: catalog.settings.locale,
+                currencyCode: currency, localeIdentifier: catalog.settings.locale, isFamilyShareable: p.familyShareable,
                 subscriptionGroupID: p.kind == .autoRenewableSubscription ? p.subscriptionGroupID : nil,
                 period: period?.0, periodValue: period?.1 ?? 1, introductoryOffer: intro)
         }

@@ -171,6 +171,8 @@ namespace IAPBridge
         /// Whether this player may still take the introductory offer (never
         /// subscribed in the group); false when there is no offer.
         public bool introOfferEligible;
+        /// Family Sharing: buying it also entitles the player's family.
+        public bool familyShareable;
 
         internal static ProductInfo From(JsonObject o)
         {
@@ -183,6 +185,7 @@ namespace IAPBridge
                 subscriptionGroupID = o.Str("subscriptionGroupID"),
                 introductoryOffer = offer.IsObject ? IntroductoryOffer.From(offer) : null,
                 introOfferEligible = o.Bool("introOfferEligible"),
+                familyShareable = o.Bool("familyShareable"),
             };
         }
     }
