@@ -105,13 +105,25 @@ public struct AppTransactionInfo: Sendable, Equatable {
     public var appVersion: String
     public var environment: String
     public var verified: Bool
+    /// The App Store account's stable identifier for this app (StoreKit's
+    /// `appTransactionID`): the same on every device and after a reinstall,
+    /// so a game without a server can key a cloud save to the player.
+    public var appTransactionID: String
+    /// Where the player first got the game: "iOS", "macOS", "tvOS", "visionOS".
+    public var originalPlatform: String
+    /// When the player pre-ordered the game, if they did (ms).
+    public var preorderDateMs: Int64?
 
     public init(originalAppVersion: String, originalPurchaseDateMs: Int64, appVersion: String, environment: String,
-                verified: Bool = true) {
+                verified: Bool = true, appTransactionID: String = "", originalPlatform: String = "iOS",
+                preorderDateMs: Int64? = nil) {
         self.originalAppVersion = originalAppVersion
         self.originalPurchaseDateMs = originalPurchaseDateMs
         self.appVersion = appVersion
         self.environment = environment
         self.verified = verified
+        self.appTransactionID = appTransactionID
+        self.originalPlatform = originalPlatform
+        self.preorderDateMs = preorderDateMs
     }
 }

@@ -46,6 +46,9 @@ extension Messages {
             w.string("appVersion", info.appVersion)
             w.string("environment", info.environment)
             w.bool("verified", info.verified)
+            w.string("appTransactionID", info.appTransactionID)
+            w.string("originalPlatform", info.originalPlatform)
+            w.int("preorderDate", info.preorderDateMs)
         } else {
             w.string("error", error ?? "the store gave no app transaction")
         }

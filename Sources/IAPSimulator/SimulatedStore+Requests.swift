@@ -33,7 +33,9 @@ extension SimulatedStore {
             case .appTransaction:
                 let app = originalApp ?? (options.appVersion, nowLocked())
                 out.append(.appTransaction(AppTransactionInfo(originalAppVersion: app.version, originalPurchaseDateMs: app.dateMs,
-                                                              appVersion: options.appVersion, environment: "simulator"),
+                                                              appVersion: options.appVersion, environment: "simulator",
+                                                              appTransactionID: appTransactionID ?? "", originalPlatform: "iOS",
+                                                              preorderDateMs: preorderDateMs),
                                            error: nil))
             case .sheet(let sheet):
                 let script = sheetScript.removeValue(forKey: sheet.name)

@@ -47,6 +47,12 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     var lapsed: [Int64: String] = [:]
     /// The app transaction: version and date the player first got the game.
     var originalApp: (version: String, dateMs: Int64)? = nil
+    /// The simulated App Store account's appTransactionID for this game:
+    /// made once with the store's state (which plays the account, so it
+    /// survives reinstalls of the game), kept in its log.
+    var appTransactionID: String? = nil
+    /// `app_transaction`'s preorderDate (ms), if the player pre-ordered.
+    var preorderDateMs: Int64? = nil
     /// How the next sheet of each kind answers (sheet_next), this session.
     var sheetScript: [String: (outcome: String, productID: String?)] = [:]
     /// A sheet the player keeps up (sheet_next "hold") until sheet_close.
@@ -87,8 +93,10 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             s.lastEntitlementIDs = s.entitlementIDsLocked()
             if s.originalApp == nil {
                 let now = s.nowLocked()
-                try s.persist([event("app") { $0.string("version", options.appVersion); $0.int("at", now) }])
+                let id = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999))
+                try s.persist([event("app") { $0.string("version", options.appVersion); $0.int("at", now); $0.string("id", id) }])
                 s.originalApp = (options.appVersion, now)
+                s.appTransactionID = id
             }
             return s
         } catch {
@@ -176,7 +184,13 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         case "lapse":
             if let id = e["id"]?.int64Value, let reason = e["reason"]?.stringValue { lapsed[id] = reason }
         case "app":
-            if let v = e["version"]?.stringValue, let at = e["at"]?.int64Value { originalApp = (v, at) }
+            if let v = e["version"]?.stringValue, let at = e["at"]?.int64Value {
+                // A state made before the ID was kept: one derived from its
+                // first app event, as stable.
+                if appTransactionID == nil { appTransactionID = e["id"]?.stringValue ?? String(1_000_000_000_000 + UInt64(max(0, at)) % 9_000_000_000_000) }
+                originalApp = (v, at)
+            }
+            if let p = e["preorder"]?.int64Value { preorderDateMs = p > 0 ? p : nil }
         case "fly":
             if let key = e["key"]?.int64Value, let product = e["product"]?.stringValue {
                 let q = e["qty"]?.int64Value.flatMap { (1...10).contains($0) ? Int($0) : nil } ?? 1

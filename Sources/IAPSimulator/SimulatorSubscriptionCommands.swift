@@ -86,8 +86,12 @@ enum SimulatorSubscriptionCommands {
                 throw IAPError(.badJSON, "app_transaction needs \"originalAppVersion\": a version string")
             }
             let at = o["purchaseDate"]?.int64Value ?? s.originalApp?.dateMs ?? s.nowLocked()
-            try s.persist([event("app") { $0.string("version", v); $0.int("at", at) }])
+            // "preorderDate": ms, or null / absent: not pre-ordered.
+            let preorder = o["preorderDate"]?.int64Value
+            if let p = preorder, p <= 0 { throw IAPError(.invalidArgument, "app_transaction's \"preorderDate\" must be a positive time in ms") }
+            try s.persist([event("app") { $0.string("version", v); $0.int("at", at); $0.int("preorder", preorder ?? 0) }])
             s.originalApp = (v, at)
+            s.preorderDateMs = preorder
             return .object(["ok": .bool(true)])
         case "status":
             // The status of every group, as the store sees it now.

@@ -72,8 +72,19 @@ enum StoreKitStatusMapping {
         let a = result.unsafePayloadValue
         var verified = false
         if case .verified = result { verified = true }
+        // originalPlatform from iOS 18.4; below it the string form, which
+        // 18.4 deprecates (26.2:975-982). appTransactionID is back-deployed
+        // to iOS 16 (26.2:952-954).
+        let platform: String
+        if #available(iOS 18.4, macOS 15.4, tvOS 18.4, *), OSCheck.atLeast(18, 4) {
+            platform = a.originalPlatform.rawValue
+        } else {
+            platform = a.originalPlatformStringRepresentation
+        }
         return AppTransactionInfo(originalAppVersion: a.originalAppVersion,
                                   originalPurchaseDateMs: StoreKitMapping.ms(a.originalPurchaseDate),
-                                  appVersion: a.appVersion, environment: a.environment.rawValue.lowercased(), verified: verified)
+                                  appVersion: a.appVersion, environment: a.environment.rawValue.lowercased(), verified: verified,
+                                  appTransactionID: a.appTransactionID, originalPlatform: platform,
+                                  preorderDateMs: a.preorderDate.map(StoreKitMapping.ms))
     }
 }

@@ -26,6 +26,19 @@ extension AppStore {
     }
 }
 
+/// 26.2:1879-1888 (iOS 18.4): the platform the player first got the app on.
+@available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+extension AppStore {
+    public struct Platform: RawRepresentable, Equatable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let iOS = Platform(rawValue: "iOS")
+        public static let macOS = Platform(rawValue: "macOS")
+        public static let tvOS = Platform(rawValue: "tvOS")
+        public static let visionOS = Platform(rawValue: "visionOS")
+    }
+}
+
 /// 16.2:1265-1274, Sendable 16.2:1275-1277. Not Equatable (associated values).
 @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
 public enum StoreKitError: Error, Sendable {

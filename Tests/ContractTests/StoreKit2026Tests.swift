@@ -134,6 +134,26 @@ extension StoreContract {
             b.close()
         }
 
+        // MARK: New facts
+
+        @Test("\"app\": appTransactionID, originalPlatform (18.4; the string form below) and preorderDate as StoreKit gives them",
+              arguments: [(16, 0), (18, 4)])
+        func appTransactionFacts(_ major: Int, _ minor: Int) async throws {
+            let env = fresh()
+            StandIn.osVersion = (major, minor)
+            StandIn.appTransaction = StandIn.AppInfo(appTransactionID: "8123456789", originalPlatform: "macOS",
+                                                     preorderDate: Date(timeIntervalSince1970: 1_500_000_000))
+            let (b, _) = try await launch(env)
+            try b.c.appTransaction()
+            await b.wait(for: "the app transaction") { ms in ms.contains { $0["type"]?.stringValue == "app" } }
+            let app = try #require(b.messages(type: "app").first)
+            #expect(app["appTransactionID"]?.stringValue == "8123456789")
+            #expect(app["originalPlatform"]?.stringValue == "macOS")
+            #expect(app["preorderDate"]?.int64Value == 1_500_000_000_000)
+            b.close()
+            StandIn.appTransaction = StandIn.AppInfo()
+        }
+
         // MARK: 5. Deprecated and new APIs
 
         struct LookupCase: Sendable, CustomTestStringConvertible {

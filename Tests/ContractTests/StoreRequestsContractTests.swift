@@ -85,6 +85,9 @@ extension StoreContract {
             let app = try #require(b.messages(type: "app").first)
             #expect(!(app["originalAppVersion"]?.stringValue ?? "").isEmpty && app["verified"] == .bool(true))
             #expect((app["originalPurchaseDate"]?.int64Value ?? 0) > 0 && app["error"] == nil)
+            // Issue 22: the account's stable ID for the app, the first platform, no pre-order.
+            #expect(app["appTransactionID"]?.stringValue?.isEmpty == false)
+            #expect(app["originalPlatform"]?.stringValue == "iOS" && app["preorderDate"] == .null)
             b.close()
         }
 

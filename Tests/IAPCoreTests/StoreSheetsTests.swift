@@ -145,17 +145,32 @@ struct StoreSheetsTests {
         let first = try #require(Self.of(b.drain(), "app").first)
         #expect(first["originalAppVersion"]?.stringValue == "1.0" && first["verified"] == .bool(true))
         let date = try #require(first["originalPurchaseDate"]?.int64Value)
+        let appID = try #require(first["appTransactionID"]?.stringValue)
+        #expect(appID.count >= 10 && appID.allSatisfy(\.isNumber), "\(appID)")
+        #expect(first["originalPlatform"]?.stringValue == "iOS" && first["preorderDate"] == .null)
         b.close()
         env.reinstall()
         b = try env.open()
         _ = b.drain()
         try b.c.appTransaction()
-        #expect(Self.of(b.drain(), "app").first?["originalPurchaseDate"]?.int64Value == date, "the store remembers, not the app")
+        let again = try #require(Self.of(b.drain(), "app").first)
+        #expect(again["originalPurchaseDate"]?.int64Value == date, "the store remembers, not the app")
+        #expect(again["appTransactionID"]?.stringValue == appID, "the account's ID for the app survives a reinstall")
         _ = try b.sim(#"{"op":"app_transaction","originalAppVersion":"0.9","purchaseDate":1500000000000}"#)
         try b.c.appTransaction()
         let set = try #require(Self.of(b.drain(), "app").first)
         #expect(set["originalAppVersion"]?.stringValue == "0.9" && set["originalPurchaseDate"]?.int64Value == 1_500_000_000_000)
+        #expect(set["appTransactionID"]?.stringValue == appID && set["preorderDate"] == .null)
         #expect(throws: IAPError.self) { _ = try b.sim(#"{"op":"app_transaction"}"#) }
+        // A pre-order: reported, and kept across a restart.
+        _ = try b.sim(#"{"op":"app_transaction","originalAppVersion":"0.9","preorderDate":1490000000000}"#)
+        b.close()
+        b = try env.open()
+        _ = b.drain()
+        try b.c.appTransaction()
+        let pre = try #require(Self.of(b.drain(), "app").first)
+        #expect(pre["preorderDate"]?.int64Value == 1_490_000_000_000 && pre["appTransactionID"]?.stringValue == appID)
+        #expect(throws: IAPError.self) { _ = try b.sim(#"{"op":"app_transaction","originalAppVersion":"1","preorderDate":-5}"#) }
         b.close()
     }
 }

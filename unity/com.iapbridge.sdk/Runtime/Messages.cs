@@ -535,6 +535,13 @@ namespace IAPBridge
         public string environment;
         /// False when the store's signature did not verify: grant nothing on it.
         public bool verified;
+        /// The App Store account's stable identifier for this app: the same on
+        /// every device and after a reinstall (a key for a cloud save).
+        public string appTransactionID;
+        /// Where the player first got the game: "iOS", "macOS", "tvOS", "visionOS".
+        public string originalPlatform;
+        /// When the player pre-ordered the game (ms since 1970), 0 when they did not.
+        public long preorderDate;
         /// Set (and the fields above empty) when the store could not tell.
         public string error;
 
@@ -544,7 +551,8 @@ namespace IAPBridge
             {
                 originalAppVersion = o.Str("originalAppVersion"), originalPurchaseDate = o.Long("originalPurchaseDate"),
                 appVersion = o.Str("appVersion"), environment = o.Str("environment"), verified = o.Bool("verified"),
-                error = o.Str("error"),
+                appTransactionID = o.Str("appTransactionID"), originalPlatform = o.Str("originalPlatform"),
+                preorderDate = o.Long("preorderDate"), error = o.Str("error"),
             };
         }
     }
