@@ -34,6 +34,7 @@ public enum Messages {
         w.string("origin", origin)
         w.bool("alreadyOwned", alreadyOwned)
         w.string("ownershipType", t.ownershipType)
+        w.string("storefront", t.storefront)
         if t.kind == .autoRenewableSubscription { w.bool("isUpgraded", t.isUpgraded) }
         if let clickKey { w.string("clickKey", String(clickKey)) }
         w.string("environment", t.environment)
@@ -139,6 +140,7 @@ public enum Messages {
             o.int("purchaseDate", t.purchaseDateMs)
             o.int("expiresDate", t.expiresDateMs)
             o.string("ownershipType", t.ownershipType)
+            o.string("storefront", t.storefront)
             items.bytesAppend(o.finish())
         }
         items.appendRaw("]")

@@ -177,6 +177,9 @@ public struct StoreTransaction: Sendable, Equatable {
     /// Bought by a family member and shared with this player (Family
     /// Sharing, StoreKit's `ownershipType` `.familyShared`).
     public var familyShared: Bool
+    /// The App Store country the purchase was made in (ISO 3166 alpha-3,
+    /// e.g. "USA"); nil when the store did not say.
+    public var storefront: String?
     /// `familyShared` as the messages' `ownershipType` (StoreKit's names).
     public var ownershipType: String { familyShared ? "familyShared" : "purchased" }
 
@@ -184,7 +187,7 @@ public struct StoreTransaction: Sendable, Equatable {
                 expiresDateMs: Int64? = nil, revocationDateMs: Int64? = nil, revocationReason: String? = nil,
                 price: String, currency: String, quantity: Int64 = 1, token: PurchaseToken? = nil,
                 verified: Bool = true, jws: String? = nil, environment: String, isUpgraded: Bool = false,
-                isRenewal: Bool = false, alreadyOwned: Bool = false, familyShared: Bool = false) {
+                isRenewal: Bool = false, alreadyOwned: Bool = false, familyShared: Bool = false, storefront: String? = nil) {
         self.id = id
         self.originalID = originalID
         self.productID = productID
@@ -204,6 +207,7 @@ public struct StoreTransaction: Sendable, Equatable {
         self.isRenewal = isRenewal
         self.alreadyOwned = alreadyOwned
         self.familyShared = familyShared
+        self.storefront = storefront
     }
 }
 

@@ -23,6 +23,9 @@ struct SimTransaction: Sendable {
     var familyShared = false
     /// Units bought in one purchase (consumables: 1 to 10).
     var quantity: Int64 = 1
+    /// The storefront the store was in when it charged (nil in records
+    /// written before it was kept).
+    var storefront: String? = nil
 
     /// Unfinished as StoreKit's `Transaction.unfinished` lists it: never
     /// finished, or revoked and that not yet seen by the app.
@@ -43,6 +46,7 @@ struct SimTransaction: Sendable {
         w.bool("store", storeInitiated)
         if familyShared { w.bool("family", true) }
         if quantity != 1 { w.int("qty", quantity) }
+        if let storefront { w.string("sf", storefront) }
         return w.finish()
     }
 
@@ -58,6 +62,7 @@ struct SimTransaction: Sendable {
         t.storeInitiated = o["store"]?.boolValue ?? false
         t.familyShared = o["family"]?.boolValue ?? false
         if let q = o["qty"]?.int64Value, (1...10).contains(q) { t.quantity = q }
+        t.storefront = o["sf"]?.stringValue
         return t
     }
 
@@ -67,7 +72,7 @@ struct SimTransaction: Sendable {
             expiresDateMs: expiresMs, revocationDateMs: revokedMs, revocationReason: revokeReason,
             price: Price.times(price, quantity),
             currency: currency, quantity: quantity, token: token, verified: verified, jws: nil, environment: "simulator",
-            isUpgraded: upgraded, familyShared: familyShared)
+            isUpgraded: upgraded, familyShared: familyShared, storefront: storefront)
     }
 }
 

@@ -76,6 +76,7 @@ extension SimulatedStore {
         t.expiresMs = (ISODuration(p.subscriptionPeriod ?? "P1M") ?? ISODuration("P1M")!).added(to: startMs)
         t.token = last.token
         t.storeInitiated = true
+        t.storefront = storefront
         var events = [t.encoded()]
         let increaseTakesEffect = priceIncrease[productID]?.agreed == true
         if increaseTakesEffect {

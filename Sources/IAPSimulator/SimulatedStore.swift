@@ -540,6 +540,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         t.storeInitiated = storeInitiated
         t.familyShared = familyShared
         t.quantity = Int64(quantity)
+        t.storefront = storefront
         var events: [[UInt8]] = []
         switch p.kind {
         case .nonRenewingSubscription:

@@ -157,6 +157,13 @@ enum StoreKitMapping {
             quantity: Int64(t.purchasedQuantity),
             token: t.appAccountToken.flatMap { PurchaseToken(uuidString: $0.uuidString) },
             verified: verified, jws: jws, environment: environment(t), isUpgraded: t.isUpgraded,
-            isRenewal: isRenewal(t), familyShared: t.ownershipType == .familyShared)
+            isRenewal: isRenewal(t), familyShared: t.ownershipType == .familyShared, storefront: storefront(t))
+    }
+
+    /// The storefront of the purchase: `storefront` from iOS 17, below it
+    /// `storefrontCountryCode`, which 17 deprecates (26.2:1269-1275).
+    static func storefront(_ t: Transaction) -> String {
+        if #available(iOS 17.0, macOS 14.0, tvOS 17.0, *), OSCheck.atLeast(17, 0) { return t.storefront.countryCode }
+        return t.storefrontCountryCode
     }
 }

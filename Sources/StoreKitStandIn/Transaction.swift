@@ -108,6 +108,15 @@ public struct Transaction: Identifiable, Equatable, Hashable, Sendable {
     @available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
     public var reason: Reason { Reason(rawValue: reasonRaw) }
 
+    /// 26.2:1269-1270 (iOS 17): the storefront of the purchase.
+    @available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
+    public var storefront: Storefront { Storefront(countryCode: storefrontRaw, id: storefrontRaw) }
+    /// 26.2:1271-1275: iOS 15, back-deployed before 17 and deprecated there.
+    @available(iOS, introduced: 15.0, deprecated: 17.0, message: "Use the storefront property instead")
+    @available(macOS, introduced: 12.0, deprecated: 14.0, message: "Use the storefront property instead")
+    @available(tvOS, introduced: 15.0, deprecated: 17.0, message: "Use the storefront property instead")
+    public var storefrontCountryCode: String { storefrontRaw }
+
     /// 16.2:565.
     public typealias ID = UInt64
 
@@ -120,6 +129,7 @@ public struct Transaction: Identifiable, Equatable, Hashable, Sendable {
     var familyShared = false
     var paidPrice: Decimal? = nil
     var paidCurrency: String? = nil
+    var storefrontRaw = "USA"
 
     init(id: UInt64, originalID: UInt64, productID: String, subscriptionGroupID: String?, purchaseDate: Date,
          originalPurchaseDate: Date, expirationDate: Date?, purchasedQuantity: Int, isUpgraded: Bool,

@@ -166,6 +166,7 @@ final class World: @unchecked Sendable {
             appAccountToken: token, environmentRaw: environment, reasonRaw: renewalOf == nil ? "PURCHASE" : "RENEWAL")
         t.paidPrice = paid * Decimal(quantity)
         t.paidCurrency = p.currencyCode
+        t.storefrontRaw = storefrontCountry ?? "USA"
         let e = Entry(transaction: t, verified: verified, finished: false)
         entries[id] = e
         order.append(id)

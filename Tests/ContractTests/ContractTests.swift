@@ -353,6 +353,30 @@ extension StoreContract {
             b.close()
         }
 
+        @Test("The storefront of each purchase on its \"7\" and entitlement: USA, then FRA after the player moved; the old one keeps USA",
+              arguments: backends)
+        func transactionStorefront(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            let b = try await s.open(env)
+            let first = try b.buy("remove_ads", 1_700_000_000_901)
+            let r1 = try #require(await b.result(key: first))
+            #expect(r1["storefront"]?.stringValue == "USA")
+            try b.confirm(first)
+            try s.changeStorefront("FRA", b)
+            let second = try b.buy("vip_monthly", 1_700_000_000_902)
+            let r2 = try #require(await b.result(key: second))
+            #expect(r2["storefront"]?.stringValue == "FRA")
+            try b.confirm(second)
+            await b.wait(for: "the entitlements listing both") { ms in
+                ms.contains { m in m["type"]?.stringValue == "entitlements" && (m["items"]?.arrayValue?.count ?? 0) >= 2 }
+            }
+            let items = try #require(b.messages(type: "entitlements").last { ($0["items"]?.arrayValue?.count ?? 0) >= 2 }?["items"]?.arrayValue)
+            var by: [String: JSONValue] = [:]
+            for i in items { if let p = i["productID"]?.stringValue { by[p] = i["storefront"] } }
+            #expect(by["remove_ads"] == .string("USA") && by["vip_monthly"] == .string("FRA"))
+            b.close()
+        }
+
         @Test("Family Sharing in \"999\": familyShareable as the catalog says (remove_ads true, the rest false), on every store",
               arguments: backends)
         func familyShareable(_ kind: BackendKind) async throws {

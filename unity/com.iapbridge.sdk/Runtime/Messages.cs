@@ -231,6 +231,8 @@ namespace IAPBridge
         /// "purchased", or "familyShared" (a family member's purchase shared
         /// with this player); null on failures.
         public string ownershipType;
+        /// The App Store country of the purchase (ISO 3166 alpha-3, e.g. "USA"); null when unknown.
+        public string storefront;
         public string environment;
         public string message;
         public string jws;
@@ -247,7 +249,7 @@ namespace IAPBridge
                 originalTransactionID = o.Str("originalTransactionID"), price = o.Str("price"),
                 currency = o.Str("currency"), quantity = o.Long("quantity"), kind = o.Str("kind"),
                 purchaseDate = o.Long("purchaseDate"), expiresDate = o.Long("expiresDate"),
-                origin = o.Str("origin"), alreadyOwned = o.Bool("alreadyOwned"), ownershipType = o.Str("ownershipType"),
+                origin = o.Str("origin"), alreadyOwned = o.Bool("alreadyOwned"), ownershipType = o.Str("ownershipType"), storefront = o.Str("storefront"),
                 environment = o.Str("environment"), message = o.Str("message"), jws = o.Str("jws"),
             };
         }
@@ -307,6 +309,8 @@ namespace IAPBridge
         public long purchaseDate;
         /// 0 when it does not expire.
         public long expiresDate;
+        /// The App Store country of the purchase (ISO 3166 alpha-3); null when unknown.
+        public string storefront;
 
         internal static Entitlement From(JsonObject o)
         {
@@ -315,6 +319,7 @@ namespace IAPBridge
                 productID = o.Str("productID"), transactionID = o.Str("transactionID"),
                 originalTransactionID = o.Str("originalTransactionID"), kind = o.Str("kind"),
                 purchaseDate = o.Long("purchaseDate"), expiresDate = o.Long("expiresDate"),
+                storefront = o.Str("storefront"),
             };
         }
     }
