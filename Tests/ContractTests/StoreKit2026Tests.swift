@@ -17,41 +17,8 @@ extension StoreContract {
             try await StoreKitBackend().launchStandIn(env)
         }
 
-        // MARK: 1. Refunds while closed, however long the history
-
-        @Test("A refund while closed is found after 10,000 transactions (SKIncludeConsumableInAppPurchaseHistory), and once")
-        func refundAfterLongHistory() async throws {
-            let env = fresh()
-            StandIn.includeConsumableHistory = true
-            // A long-lived consumable game: 10,000 finished purchases in its history.
-            for _ in 0..<10_000 { StandIn.seed("coins_100", finished: true) }
-            var (b, _) = try await launch(env)
-            let key: Int64 = 1_820_000_000_001
-            _ = try b.buy("coins_100", key)
-            let r = try #require(await b.result(key: key))
-            let txn = try #require(r.transactionID.flatMap(UInt64.init))
-            try b.confirm(key)
-            await TestBridge.eventually("finished") { StandIn.isFinished(txn) }
-            b.close()
-
-            // The newest transaction is refunded while the game is closed: it
-            // comes after 10,000 others in Transaction.all.
-            StandIn.refundWhileClosed(txn)
-            (b, _) = try await launch(env)
-            await b.wait(for: "the revoked message") { ms in
-                ms.contains { $0["type"]?.stringValue == "revoked" && $0.transactionID == String(txn) }
-            }
-            let rv = try #require(b.messages(type: "revoked").first { $0.transactionID == String(txn) })
-            try b.confirm(try #require(rv.key))
-            #expect(b.c.flush() == nil)
-            b.close()
-
-            (b, _) = try await launch(env)
-            try await StoreKitBackend().barrier(b)
-            #expect(b.messages(type: "revoked").isEmpty, "delivered once")
-            b.close()
-            StandIn.includeConsumableHistory = false
-        }
+        // MARK: 1. Refunds while closed, however long the history: see
+        // StoreKitTodayTests.refundWhileClosed(history: 10_000).
 
         // MARK: 2. Promoted purchases from launch
 
