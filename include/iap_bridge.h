@@ -96,7 +96,8 @@ extern "C" {
 /* The bridge was closed (by iap_close); the pointer must not be used again. */
 #define IAP_E_CLOSED          (-8)
 /* dataDir or stateDir is in use by another open bridge (this process or
- * another), or too many bridges are open (4096). */
+ * another), or too many bridges are open (4096); a sheet is already up;
+ * iap_buy with 32 purchases already waiting for the store's answer. */
 #define IAP_E_BUSY            (-9)
 /* iap_buy: the store does not sell this product ID. */
 #define IAP_E_UNKNOWN_PRODUCT (-10)
@@ -250,10 +251,15 @@ int32_t iap_request_products(iap_bridge *b, const char *product_ids_json);
  * the key and product; nothing was charged. click_ms must be below 2^61
  * (2305843009213693952; no clock reaches it): a larger one is refused with
  * IAP_E_INVALID_ARG, so that every key handed out is one the outbox can
- * remember. Returns IAP_OK, IAP_E_NULL_ARG (product_id), IAP_E_INVALID_ARG
- * (a malformed product ID, click_ms at or above 2^61, or no key left on this
- * dataDir: an outbox edited to the highest key mark), IAP_E_UNKNOWN_PRODUCT
- * (the simulator knows at once; StoreKit answers with a "7" result "5"),
+ * remember. At most 32 purchases of a bridge may wait for the store's
+ * answer (a "7" or a "pending"); the store shows one payment sheet at a
+ * time, so only a game calling iap_buy in a loop gets there: past it
+ * iap_buy answers IAP_E_BUSY at once, and nothing was stored, charged or
+ * keyed (try again after the next "7"). Returns IAP_OK, IAP_E_NULL_ARG
+ * (product_id), IAP_E_INVALID_ARG (a malformed product ID, click_ms at or
+ * above 2^61, or no key left on this dataDir: an outbox edited to the highest
+ * key mark), IAP_E_BUSY (32 purchases waiting), IAP_E_UNKNOWN_PRODUCT (the
+ * simulator knows at once; StoreKit answers with a "7" result "5"),
  * IAP_E_INVALID_HANDLE or IAP_E_CLOSED. On error *out_key is set to 0. */
 int32_t iap_buy(iap_bridge *b, const char *product_id, int64_t click_ms, int64_t *out_key);
 

@@ -39,6 +39,16 @@ public final class Coordinator: @unchecked Sendable {
     /// Keys whose purchase has no result stored yet: started this session,
     /// or open intents found at open (C5).
     private var awaiting: Set<Int64>
+    /// Purchases started this session that the store has not answered yet
+    /// (no "7", no "pending"): at most `maxPurchasesInFlight`.
+    private var inFlight: Set<Int64> = []
+
+    /// A real store shows one payment sheet at a time; nothing a player does
+    /// needs more than a few purchases waiting for an answer. Past this,
+    /// `iap_buy` answers IAP_E_BUSY at once, with nothing stored or charged,
+    /// so that a game calling it in a loop cannot pile up work that holds
+    /// `iap_close` for minutes (issue 21).
+    public static let maxPurchasesInFlight = 32
 
     // MARK: Executor-owned state (touched only by jobs on `executor`)
 
@@ -198,6 +208,9 @@ public final class Coordinator: @unchecked Sendable {
         try store.validatePurchase(productID: productID, quantity: quantity)
         return try gate.withLock { () throws(IAPError) -> Int64 in
             guard !closing else { throw IAPError(.closed, "the bridge is closed") }
+            guard inFlight.count < Coordinator.maxPurchasesInFlight else {
+                throw IAPError(.busy, "\(inFlight.count) purchases are waiting for the store's answer (at most \(Coordinator.maxPurchasesInFlight)); nothing was stored or charged: try again once a \"7\" or \"pending\" arrives")
+            }
             var k = clickMs
             if k <= lastKey {
                 // No click (<= 0) or a low one (two taps in a millisecond, an
@@ -224,6 +237,7 @@ public final class Coordinator: @unchecked Sendable {
             }
             lastKey = key
             awaiting.insert(key)
+            inFlight.insert(key)
             return key
         }
     }
@@ -349,7 +363,7 @@ public final class Coordinator: @unchecked Sendable {
             // is durable with (at the latest) the answer's own record.
             try outbox.addIntent(key: key, productID: productID, atMs: POSIX.nowMs())
         } catch {
-            _ = gate.withLock { awaiting.remove(key) }
+            gate.withLock { _ = awaiting.remove(key); _ = inFlight.remove(key) }
             queue.push(Messages.error(op: "buy", code: error.code,
                                       message: "the purchase was not started (nothing was charged): \(error.message)",
                                       key: key, productID: productID))
@@ -498,6 +512,13 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     private func dispatch(_ event: StoreEvent) {
+        // The store answered a purchase of this session: it no longer counts
+        // against maxPurchasesInFlight (a "pending" is an answer too).
+        switch event {
+        case .transaction(_, .purchase(let k)), .purchaseFailed(let k, _, _), .pending(let k, _, _):
+            _ = gate.withLock { inFlight.remove(k) }
+        default: break
+        }
         switch event {
         case .transaction(let t, let arrival):
             if t.revocationDateMs != nil { handleRevocation(t) } else { handleTransaction(t, arrival) }

@@ -21,8 +21,8 @@ public final class SDKThread: Executor, @unchecked Sendable {
     private var jobs: [@Sendable () -> Void] = []
     private var jobsHead = 0
     private var idleJobs: [@Sendable () -> Void] = []
-    private var timers: [(due: Int64, seq: UInt64, job: @Sendable () -> Void)] = []
-    private var timerSeq: UInt64 = 0
+    private var idleHead = 0
+    private var timers = TimerHeap<@Sendable () -> Void>()
     private var stopping = false
     private var thread: pthread_t?
 
@@ -59,12 +59,7 @@ public final class SDKThread: Executor, @unchecked Sendable {
         let due = SDKThread.nowMs() + max(0, ms)
         return locked {
             guard !stopping else { return false }
-            timerSeq += 1
-            let entry = (due: due, seq: timerSeq, job: job)
-            // Few timers at a time (a commit window, a renewal tick, delayed
-            // purchases): a sorted array beats a heap here.
-            let at = timers.firstIndex { $0.due > due } ?? timers.count
-            timers.insert(entry, at: at)
+            timers.insert(due: due, job)
             monitor.signal()
             return true
         }
@@ -111,14 +106,15 @@ public final class SDKThread: Executor, @unchecked Sendable {
                         }
                         return j
                     }
-                    let now = SDKThread.nowMs()
-                    if let first = timers.first, first.due <= now {
-                        timers.removeFirst()
-                        return first.job
+                    if let due = timers.popDue(now: SDKThread.nowMs()) { return due }
+                    if idleHead < idleJobs.count {
+                        let j = idleJobs[idleHead]
+                        idleHead += 1
+                        if idleHead == idleJobs.count { idleJobs.removeAll(keepingCapacity: true); idleHead = 0 }
+                        return j
                     }
-                    if !idleJobs.isEmpty { return idleJobs.removeFirst() }
-                    if let first = timers.first {
-                        monitor.wait(untilMs: first.due)
+                    if let due = timers.nextDue {
+                        monitor.wait(untilMs: due)
                     } else {
                         monitor.wait()
                     }
@@ -130,8 +126,8 @@ public final class SDKThread: Executor, @unchecked Sendable {
                 // (flush, a simulator command) is released, never left hanging.
                 // Timers not due are dropped.
                 let left: [@Sendable () -> Void] = locked {
-                    let d = Array(jobs[jobsHead...]) + idleJobs
-                    jobs = []; jobsHead = 0; idleJobs = []; timers = []
+                    let d = Array(jobs[jobsHead...]) + Array(idleJobs[idleHead...])
+                    jobs = []; jobsHead = 0; idleJobs = []; idleHead = 0; timers.removeAll()
                     return d
                 }
                 for j in left { j() }

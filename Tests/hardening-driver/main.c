@@ -207,7 +207,7 @@ static void handle_message(session *s, const char *json, unsigned *seed) {
         int64_t key = 0;
         int32_t rc = iap_buy(s->b, "coins_100", 0, &key);
         if (rc == IAP_OK) note_bought(key, "coins_100");
-        else check_rc("iap_buy in callback", rc, 0);
+        else check_rc("iap_buy in callback", rc, IAP_E_BUSY); /* past the purchases in flight */
     }
 }
 
@@ -240,7 +240,7 @@ static void *worker(void *p) {
             const char *product = (r % 4 == 0) ? "remove_ads" : "coins_100";
             int32_t rc = iap_buy(s->b, product, (r % 2) ? 0 : ++click, &key);
             if (rc == IAP_OK) note_bought(key, product);
-            else check_rc("iap_buy", rc, 0);
+            else check_rc("iap_buy", rc, IAP_E_BUSY);  /* past the purchases in flight */
         } else if (r < 58) {
             for (int n = 0; n < 4; n++) {
                 char *m = iap_poll(s->b);
