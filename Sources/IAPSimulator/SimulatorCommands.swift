@@ -90,7 +90,10 @@ enum SimulatorCommands {
                 }
                 try s.persist([event("renew") { $0.string("group", g); $0.bool("on", on) }])
                 if on { s.autoRenewOff.remove(g) } else { s.autoRenewOff.insert(g) }
-                return ok()
+                // A status change: announced, with the entitlements when they
+                // change (off in a grace period ends access at once).
+                s.appendEntitlementChangeLocked(&out)
+                return .object(["ok": .bool(true), "status": Messages.describe(s.statusLocked(group: g))])
             case "external_purchase", "forge":
                 guard let pid = o["productID"]?.stringValue else { throw IAPError(.badJSON, "\(op) needs \"productID\"") }
                 guard let product = s.catalog.product(pid) else { throw IAPError(.unknownProduct, "product \"\(pid)\" is not in the catalog") }

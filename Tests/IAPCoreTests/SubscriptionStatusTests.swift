@@ -131,6 +131,33 @@ struct SubscriptionStatusTests {
         b.close()
     }
 
+    @Test("issue 22 item 4: auto-renew turned off in the grace period (manage sheet or op) ends access at once: \"subscription\" expired and \"entitlements\" without it")
+    func autoRenewOffInGrace() throws {
+        for viaSheet in [true, false] {
+            let env = TestEnv(catalog: try Self.catalog(grace: true))
+            let b = try Self.subscribed(env)
+            _ = try b.sim(#"{"op":"billing_issue","productID":"vip_monthly"}"#)
+            _ = try b.sim(#"{"op":"advance","seconds":\#(32 * Self.day)}"#)
+            let grace = b.drain()
+            #expect(Self.group(Self.of(grace, "subscription").last)?["state"]?.stringValue == "inGracePeriod")
+            #expect(Self.of(grace, "entitlements").isEmpty, "the grace period keeps the subscription: no change")
+            if viaSheet {
+                _ = try b.sim(#"{"op":"sheet_next","sheet":"manageSubscriptions","outcome":"cancel","productID":"vip_monthly"}"#)
+                try b.c.showSheet(.manageSubscriptions)
+            } else {
+                let answer = try b.sim(#"{"op":"auto_renew","productID":"vip_monthly","enabled":false}"#)
+                #expect(answer["status"]?["state"]?.stringValue == "expired")
+            }
+            let msgs = b.drain()
+            let g = try #require(Self.group(Self.of(msgs, "subscription").last), "sheet \(viaSheet): the status change announced")
+            #expect(g["state"]?.stringValue == "expired" && g["expirationReason"]?.stringValue == "autoRenewDisabled")
+            let ent = try #require(Self.of(msgs, "entitlements").last, "sheet \(viaSheet): the entitlements follow the status")
+            #expect(ent["reason"]?.stringValue == "change" && ent["items"]?.arrayValue?.isEmpty == true)
+            #expect(Self.of(msgs, "entitlements").count == 1)
+            b.close()
+        }
+    }
+
     @Test("price increase: a deferred consent message; the subscription ends at renewal without consent; with consent it renews at the new price")
     func priceIncrease() throws {
         for consent in [false, true] {
