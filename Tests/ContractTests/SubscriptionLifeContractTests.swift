@@ -3,11 +3,12 @@ import IAPCore
 import Testing
 
 extension StoreContract {
-    /// Issue 22, item 4, on every store. A game that reads only
+    /// Issue 22, items 4 and 7, on every store. A game that reads only
     /// `"entitlements"` must stop granting a subscription the moment its
     /// status says it ended while the game runs (an expiry, a grace period
     /// running out), and be told nothing when the list did not change (a
-    /// billing retry ending).
+    /// billing retry ending). An expired subscription is bought again; auto-
+    /// renew turned on after the end revives nothing (Apple's rules).
     @Suite("Subscription life on every store")
     struct SubscriptionLifeContract {
         static let backends = BackendKind.available
@@ -123,6 +124,57 @@ extension StoreContract {
             try await settle(s, b)
             #expect(Self.entitlementChanges(b).count == changes + 1, "billing retry granted nothing: its end changes no entitlements")
             #expect(Self.vipResults(b).count == 1, "nothing was charged")
+            b.close()
+        }
+
+        // MARK: Item 7: an expired subscription is bought again
+
+        @Test("issue 22 item 7: after expiry, auto-renew on changes nothing (still expired, nothing charged 40 days on); buying again starts a new period that day, one charge",
+              arguments: backends)
+        func expiredIsBoughtAgain(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            let b = try await s.open(env)
+            let first = try await subscribe(b, key: 1_830_000_000_201)
+            let firstID = try #require(first.transactionID)
+            try s.setAutoRenew(false, b)
+            try s.advance(days: 32, b)
+            let ended = try await requestStatus(b)
+            #expect(ended["state"]?.stringValue == "expired" && ended["transactionID"]?.stringValue == firstID)
+            let charged = try s.transactionIDs(b).count
+
+            try s.setAutoRenew(true, b)
+            let renewOn = try await requestStatus(b)
+            #expect(renewOn["state"]?.stringValue == "expired", "auto-renew on after the end revives nothing")
+            #expect(renewOn["willAutoRenew"] == .bool(false) && renewOn["active"] == .bool(false))
+            #expect(renewOn["transactionID"]?.stringValue == firstID)
+
+            try s.advance(days: 40, b)
+            let later = try await requestStatus(b)
+            #expect(later["state"]?.stringValue == "expired" && later["willAutoRenew"] == .bool(false))
+            #expect(later["transactionID"]?.stringValue == firstID, "no renewal in the group")
+            #expect(try s.transactionIDs(b).count == charged, "no renewal charged, none backdated")
+            #expect(Self.vipResults(b).count == 1)
+            #expect(b.messages(type: "entitlements").last.map(Self.ownsVIP) == false)
+
+            let now = try s.storeNowMs(b)
+            let k = try b.buy("vip_monthly", 1_830_000_000_202)
+            let again = try #require(await b.result(key: k))
+            #expect(again["result"]?.stringValue == "0" && again["alreadyOwned"] == .bool(false))
+            let againID = try #require(again.transactionID)
+            #expect(againID != firstID, "a new purchase")
+            let bought = again["purchaseDate"]?.int64Value ?? 0
+            #expect(bought >= now - 1_000 && bought <= now + 60_000, "the new period starts the day it is bought, not at the old end")
+            #expect((again["expiresDate"]?.int64Value ?? 0) - bought >= 28 * Self.dayMs, "a whole month from the purchase")
+            #expect(try s.transactionIDs(b).count == charged + 1, "one charge")
+            try b.confirm(k)
+            let active = try await requestStatus(b)
+            #expect(active["state"]?.stringValue == "subscribed" && active["active"] == .bool(true) && active["willAutoRenew"] == .bool(true))
+            #expect(active["transactionID"]?.stringValue == againID && active["expiresDate"] == again["expiresDate"])
+            await b.wait(for: "the new subscription among the entitlements") { _ in
+                Self.entitlementChanges(b).last.map { m in
+                    (m["items"]?.arrayValue ?? []).contains { $0["transactionID"]?.stringValue == againID }
+                } == true
+            }
             b.close()
         }
     }
