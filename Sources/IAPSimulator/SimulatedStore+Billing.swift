@@ -183,8 +183,25 @@ extension SimulatedStore {
         subscriptionGroups.map { statusLocked(group: $0) }.filter { $0.state != "none" }
     }
 
-    /// Reports the groups whose status changed since last reported.
-    func appendStatusChangeLocked(_ out: inout [StoreEvent]) {
+    /// Reports what changed since last reported: the entitlements when the
+    /// list changed ("change"), then the groups whose status changed. Every
+    /// path that can change a subscription's status (the clock, a purchase,
+    /// a refund, auto-renew, a sheet, a message) reports through here, so
+    /// `"entitlements"` never lag behind `"subscription"` (issue 22): an
+    /// expiry, a grace period's end or auto-renew turned off in it takes the
+    /// plan out of the entitlements the moment the status says so.
+    func appendEntitlementChangeLocked(_ out: inout [StoreEvent]) {
+        let ids = entitlementIDsLocked()
+        if ids != lastEntitlementIDs {
+            lastEntitlementIDs = ids
+            out.append(.entitlements(entitlementsLocked(), reason: "change", nowMs: nowLocked()))
+        }
+        appendStatusChangeLocked(&out)
+    }
+
+    /// Reports the groups whose status changed since last reported (only
+    /// through `appendEntitlementChangeLocked`).
+    private func appendStatusChangeLocked(_ out: inout [StoreEvent]) {
         var changed: [SubscriptionGroupStatus] = []
         for s in subscribedStatusesLocked() where lastStatuses[s.groupID] != s {
             lastStatuses[s.groupID] = s

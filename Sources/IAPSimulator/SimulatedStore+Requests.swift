@@ -60,7 +60,7 @@ extension SimulatedStore {
                     heldMessages[id] = nil
                     out.append(.storeMessageShown(id: id, reason: m.reason, shown: true))
                 }
-                appendStatusChangeLocked(&out)
+                appendEntitlementChangeLocked(&out)
             }
         }
         emit(out)
@@ -91,7 +91,7 @@ extension SimulatedStore {
                 if (try? persist([event("renew") { $0.string("group", g); $0.bool("on", false) }])) != nil {
                     autoRenewOff.insert(g)
                 }
-                appendStatusChangeLocked(&out)
+                appendEntitlementChangeLocked(&out)
             }
             out.append(.sheet(sheet, outcome: "dismissed", message: nil))
         case .offerCode:

@@ -646,16 +646,6 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         if announce { appendEntitlementChangeLocked(&out) }
     }
 
-    /// Reports entitlements when they changed since last reported.
-    func appendEntitlementChangeLocked(_ out: inout [StoreEvent]) {
-        let ids = entitlementIDsLocked()
-        if ids != lastEntitlementIDs {
-            lastEntitlementIDs = ids
-            out.append(.entitlements(entitlementsLocked(), reason: "change", nowMs: nowLocked()))
-        }
-        appendStatusChangeLocked(&out)
-    }
-
     func entitlementIDsLocked() -> [Int64] { entitlementTransactionsLocked().map(\.id) }
 
     /// StoreKit's `currentEntitlements`: non-consumables, the active plan of

@@ -12,7 +12,10 @@ enum SimulatorCommands {
         guard let o = command.objectValue else { throw IAPError(.badJSON, "a simulator command must be a JSON object") }
         guard let op = o["op"]?.stringValue else { throw IAPError(.badJSON, "a simulator command needs \"op\": a string") }
         var out: [StoreEvent] = []
-        let answer: JSONValue = try s.lock.withLock { () throws(IAPError) -> JSONValue in
+        // What an op reported before it failed happened all the same (a
+        // renewal the clock charged first): it is reported either way.
+        defer { s.emit(out) }
+        return try s.lock.withLock { () throws(IAPError) -> JSONValue in
             guard !s.stopped else { throw IAPError(.closed, "the store is stopped") }
             switch op {
             case "transactions":
@@ -88,9 +91,19 @@ enum SimulatorCommands {
                 guard let g = s.catalog.product(pid)?.subscriptionGroupID else {
                     throw IAPError(.notFound, "\(pid) is not an auto-renewable subscription in the catalog")
                 }
-                try s.persist([event("renew") { $0.string("group", g); $0.bool("on", on) }])
-                if on { s.autoRenewOff.remove(g) } else { s.autoRenewOff.insert(g) }
-                return ok()
+                // Apple's rule: the switch belongs to a subscription that still
+                // runs (subscribed, grace period, billing retry). One that
+                // ended is bought again, a new period from that day; turning
+                // auto-renew on after the end changes nothing (no revival, no
+                // renewals dated back to the old end).
+                s.processClockLocked(&out, announce: true)
+                let state = s.statusLocked(group: g).state
+                if ["subscribed", "inGracePeriod", "inBillingRetryPeriod"].contains(state), s.autoRenewOff.contains(g) == on {
+                    try s.persist([event("renew") { $0.string("group", g); $0.bool("on", on) }])
+                    if on { s.autoRenewOff.remove(g) } else { s.autoRenewOff.insert(g) }
+                    s.appendEntitlementChangeLocked(&out)
+                }
+                return .object(["ok": .bool(true), "status": Messages.describe(s.statusLocked(group: g))])
             case "external_purchase", "forge":
                 guard let pid = o["productID"]?.stringValue else { throw IAPError(.badJSON, "\(op) needs \"productID\"") }
                 guard let product = s.catalog.product(pid) else { throw IAPError(.unknownProduct, "product \"\(pid)\" is not in the catalog") }
@@ -145,8 +158,6 @@ enum SimulatorCommands {
                 throw IAPError(.unknownOp, "unknown simulator op \"\(op)\" (known: \(ops.joined(separator: ", ")))")
             }
         }
-        s.emit(out)
-        return answer
     }
 
     private static func ok() -> JSONValue { .object(["ok": .bool(true)]) }

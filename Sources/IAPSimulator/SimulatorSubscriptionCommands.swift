@@ -45,7 +45,7 @@ enum SimulatorSubscriptionCommands {
             try s.persist([event("priceinc") { $0.string("product", pid); $0.string("price", price); $0.bool("agreed", false) }])
             s.priceIncrease[pid] = (price, false)
             s.announceMessageLocked(reason: "priceIncreaseConsent", subject: pid, &out)
-            s.appendStatusChangeLocked(&out)
+            s.appendEntitlementChangeLocked(&out)
             return ok(s, s.catalog.product(pid)?.subscriptionGroupID ?? "")
         case "sheet_next":
             // How the player answers the next sheet of a kind.

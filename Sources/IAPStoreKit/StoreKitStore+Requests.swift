@@ -127,13 +127,19 @@ extension StoreKitStore {
 
     /// `Status.updates` (iOS 15): each change, from `iap_open` to `iap_close`.
     /// An update names one of the group's statuses (the player's own, or a
-    /// family member's); the group's best is read again and reported.
+    /// family member's); the group's best is read again and reported. The
+    /// entitlements are read again too and reported, just before, when they
+    /// changed: an expiry, a grace period's end or a billing retry's outcome
+    /// reaches a game that reads only `"entitlements"` (issue 22), not at
+    /// the next transaction or open.
     func listenForStatusChanges() {
         tasks.spawn { [weak self] in
             for await status in Product.SubscriptionInfo.Status.updates {
                 guard let self, !Task.isCancelled else { return }
                 guard let g = status.transaction.unsafePayloadValue.subscriptionGroupID, !g.isEmpty else { continue }
                 let all = (try? await Product.SubscriptionInfo.status(for: g)) ?? [status]
+                // As on the simulator: the entitlements first, then the status.
+                await self.announceEntitlementChange()
                 self.emit(.subscriptions([StoreKitStatusMapping.best(all.isEmpty ? [status] : all, groupID: g)],
                                          invalid: [], reason: "change"))
             }

@@ -472,8 +472,9 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     }
 
     /// Reports the entitlements with reason "change" when they differ from
-    /// the last list reported (after the "open" one).
-    private func announceEntitlementChange() async {
+    /// the last list reported (after the "open" one). Also after each
+    /// subscription status change (StoreKitStore+Requests.swift).
+    func announceEntitlementChange() async {
         guard lock.withLock({ lastEntitlementIDs != nil }) else { return }
         let list = await entitlements()
         let ids = list.map(\.id)

@@ -74,6 +74,8 @@ extension World {
 /// messages, the app transaction); part of `World`, reset with it.
 struct WorldExtras {
     var renewals: [String: StandIn.Renewal] = [:]
+    /// Groups whose running subscription the player set not to renew.
+    var autoRenewOff: Set<String> = []
     var statusError: (any Error)? = nil
     var statusSubscribers: [Int: AsyncStream<Product.SubscriptionInfo.Status>.Continuation] = [:]
     var messageSubscribers: [Int: AsyncStream<Message>.Continuation] = [:]

@@ -271,7 +271,12 @@ public enum StandIn {
     /// Transaction `id` verifies from now on (a transient verification failure ends).
     public static func verify(_ id: UInt64) { World.shared.verify(id) }
 
+    /// Moves the App Store's clock; groups whose status changed with it (a
+    /// period that ended) are announced through `Status.updates`.
     public static func advanceClock(seconds: TimeInterval) { World.shared.advanceClock(seconds) }
+
+    /// The App Store's clock: now, moved by `advanceClock`.
+    public static var now: Date { World.shared.nowDate }
 
     // MARK: Observing
 

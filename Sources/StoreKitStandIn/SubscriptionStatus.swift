@@ -94,7 +94,8 @@ extension Product.SubscriptionInfo.Status {
 extension StandIn {
     /// How a group's renewal stands, as `setRenewal` scripts it. Without a
     /// script a group is `subscribed` while its latest transaction runs,
-    /// `expired` after, `revoked` once refunded, and renews automatically.
+    /// `expired` after, `revoked` once refunded, and will renew unless
+    /// `setAutoRenew` turned that off (renewals themselves: `renew`).
     public struct Renewal: Sendable {
         public var state: Product.SubscriptionInfo.RenewalState
         public var willAutoRenew: Bool
@@ -125,6 +126,11 @@ extension StandIn {
     /// through `Status.updates` (nil: back to the default).
     public static func setRenewal(group: String, _ renewal: Renewal?) { World.shared.setRenewal(group: group, renewal) }
 
+    /// The player turns auto-renew of the group's running subscription on
+    /// or off; announced through `Status.updates`. After the subscription
+    /// expired it changes nothing (the player buys it again).
+    public static func setAutoRenew(group: String, _ on: Bool) { World.shared.setAutoRenew(group: group, on) }
+
     /// `status(for:)` throws this while set.
     public static var statusError: (any Error)? {
         get { World.shared.locked { World.shared.extras.statusError } }
@@ -148,7 +154,9 @@ extension World {
         let script = extras.renewals[group]
         var state = Product.SubscriptionInfo.RenewalState.subscribed
         if t.revocationDate != nil { state = .revoked } else if let exp = t.expirationDate, exp <= now { state = .expired }
-        let r = script ?? StandIn.Renewal(state: state, willAutoRenew: state == .subscribed)
+        let off = extras.autoRenewOff.contains(group)
+        let r = script ?? StandIn.Renewal(state: state, willAutoRenew: state == .subscribed && !off,
+                                          expirationReason: off ? .autoRenewDisabled : nil)
         let product = productLocked(t.productID)
         let info = Product.SubscriptionInfo.RenewalInfo(
             originalTransactionID: t.originalID, currentProductID: t.productID, willAutoRenew: r.willAutoRenew,
@@ -172,5 +180,40 @@ extension World {
     }
 
     func subscribeStatuses() -> Product.SubscriptionInfo.Status.Statuses { subscribe(\.extras.statusSubscribers) }
+
+    /// Whether `currentEntitlements` lists `t`, the group's latest plan: as
+    /// StoreKit does, while its status is subscribed (and the period runs)
+    /// or in a billing grace period (until the grace ends); never expired,
+    /// in billing retry or revoked.
+    func entitledLocked(group: String, _ t: Transaction, now: Date) -> Bool {
+        let running = t.expirationDate.map { $0 > now } ?? false
+        guard let r = extras.renewals[group] else { return running }
+        if r.state == .subscribed { return running }
+        if r.state == .inGracePeriod { return r.gracePeriodExpirationDate.map { $0 > now } ?? true }
+        return false
+    }
+
+    /// The player turns auto-renew of the group's subscription on or off
+    /// (Settings, the manage sheet), announced through `Status.updates`.
+    /// Only a subscription that still runs (subscribed, grace, billing
+    /// retry) has a switch: an expired one is bought again, and turning
+    /// auto-renew on after the end changes nothing.
+    func setAutoRenew(group: String, _ on: Bool) {
+        let (status, subs): (Product.SubscriptionInfo.Status?, [AsyncStream<Product.SubscriptionInfo.Status>.Continuation]) = locked {
+            guard let before = statusLocked(group: group),
+                  before.state == .subscribed || before.state == .inGracePeriod || before.state == .inBillingRetryPeriod,
+                  extras.autoRenewOff.contains(group) == on else { return (nil, []) }
+            if on { extras.autoRenewOff.remove(group) } else { extras.autoRenewOff.insert(group) }
+            return (statusLocked(group: group), Array(extras.statusSubscribers.values))
+        }
+        guard let status else { return }
+        for s in subs { s.yield(status) }
+    }
+
+    /// Two statuses say the same (state, transaction, renewal info).
+    static func sameStatus(_ a: Product.SubscriptionInfo.Status, _ b: Product.SubscriptionInfo.Status) -> Bool {
+        a.state == b.state && a.transaction.unsafePayloadValue == b.transaction.unsafePayloadValue
+            && a.renewalInfo.unsafePayloadValue == b.renewalInfo.unsafePayloadValue
+    }
 }
 #endif

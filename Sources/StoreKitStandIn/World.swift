@@ -99,7 +99,33 @@ final class World: @unchecked Sendable {
     /// went to nobody (`updatesRedeliver` false: the app listened too late).
     func relaunch(updatesRedeliver: Bool) { locked { launchRedelivery = updatesRedeliver } }
 
-    func advanceClock(_ seconds: TimeInterval) { locked { clockOffset += seconds } }
+    /// Moves the App Store's clock; StoreKit then announces, through
+    /// `Status.updates`, each subscription group whose status changed (a
+    /// period that ended while the app runs).
+    func advanceClock(_ seconds: TimeInterval) {
+        let (changed, subs): ([Product.SubscriptionInfo.Status], [AsyncStream<Product.SubscriptionInfo.Status>.Continuation]) = locked {
+            let groups = subscriptionGroupsLocked()
+            let before = groups.map { statusLocked(group: $0) }
+            clockOffset += seconds
+            var changed: [Product.SubscriptionInfo.Status] = []
+            for (g, old) in zip(groups, before) {
+                guard let now = statusLocked(group: g) else { continue }
+                if old.map({ World.sameStatus($0, now) }) != true { changed.append(now) }
+            }
+            return (changed, Array(extras.statusSubscribers.values))
+        }
+        for status in changed { for s in subs { s.yield(status) } }
+    }
+
+    /// `now` as StoreKit's clock has it (the real one, moved by `advanceClock`).
+    var nowDate: Date { locked { Date().addingTimeInterval(clockOffset) } }
+
+    /// Every subscription group in the ledger, in the order first seen.
+    func subscriptionGroupsLocked() -> [String] {
+        var out: [String] = []
+        for id in order { if let g = entries[id]?.transaction.subscriptionGroupID, !out.contains(g) { out.append(g) } }
+        return out
+    }
 
     /// For the other files of the stand-in; called with `lock` held.
     var clockOffsetLocked: TimeInterval { clockOffset }
@@ -149,6 +175,8 @@ final class World: @unchecked Sendable {
         var earlier: Transaction? = nil
         if renewalOf == nil, let g = p.subscription?.subscriptionGroupID {
             earlier = order.lazy.compactMap { self.entries[$0]?.transaction }.first { $0.subscriptionGroupID == g }
+            // A new subscription renews (auto-renew is on again).
+            extras.autoRenewOff.remove(g)
         }
         var paid = offer?.price ?? p.price
         if offer == nil, renewalOf == nil, earlier == nil, let intro = p.subscription?.introductoryOffer { paid = intro.price }
@@ -219,8 +247,9 @@ final class World: @unchecked Sendable {
         locked { order.compactMap { entries[$0] }.filter { !$0.finished }.map(result) }
     }
 
-    /// Non-consumables, non-renewing subscriptions, the latest unexpired plan
-    /// of each subscription group; never consumables, never revoked.
+    /// Non-consumables, non-renewing subscriptions, the latest plan of each
+    /// subscription group while it is subscribed or in a billing grace
+    /// period (`entitledLocked`); never consumables, never revoked.
     var currentEntitlements: [Result] {
         locked {
             let now = Date().addingTimeInterval(clockOffset)
@@ -232,7 +261,7 @@ final class World: @unchecked Sendable {
                 let t = e.transaction
                 if t.productType == .autoRenewable, let g = t.subscriptionGroupID {
                     guard groups.insert(g).inserted else { continue }
-                    if t.revocationDate == nil, !t.isUpgraded, let x = t.expirationDate, x > now { out.append(result(e)) }
+                    if t.revocationDate == nil, !t.isUpgraded, entitledLocked(group: g, t, now: now) { out.append(result(e)) }
                     continue
                 }
                 guard t.revocationDate == nil, t.productType == .nonConsumable || t.productType == .nonRenewable else { continue }

@@ -131,6 +131,69 @@ struct SubscriptionStatusTests {
         b.close()
     }
 
+    @Test("issue 22 item 4: auto-renew turned off in the grace period (manage sheet or op) ends access at once: \"subscription\" expired and \"entitlements\" without it")
+    func autoRenewOffInGrace() throws {
+        for viaSheet in [true, false] {
+            let env = TestEnv(catalog: try Self.catalog(grace: true))
+            let b = try Self.subscribed(env)
+            _ = try b.sim(#"{"op":"billing_issue","productID":"vip_monthly"}"#)
+            _ = try b.sim(#"{"op":"advance","seconds":\#(32 * Self.day)}"#)
+            let grace = b.drain()
+            #expect(Self.group(Self.of(grace, "subscription").last)?["state"]?.stringValue == "inGracePeriod")
+            #expect(Self.of(grace, "entitlements").isEmpty, "the grace period keeps the subscription: no change")
+            if viaSheet {
+                _ = try b.sim(#"{"op":"sheet_next","sheet":"manageSubscriptions","outcome":"cancel","productID":"vip_monthly"}"#)
+                try b.c.showSheet(.manageSubscriptions)
+            } else {
+                let answer = try b.sim(#"{"op":"auto_renew","productID":"vip_monthly","enabled":false}"#)
+                #expect(answer["status"]?["state"]?.stringValue == "expired")
+            }
+            let msgs = b.drain()
+            let g = try #require(Self.group(Self.of(msgs, "subscription").last), "sheet \(viaSheet): the status change announced")
+            #expect(g["state"]?.stringValue == "expired" && g["expirationReason"]?.stringValue == "autoRenewDisabled")
+            let ent = try #require(Self.of(msgs, "entitlements").last, "sheet \(viaSheet): the entitlements follow the status")
+            #expect(ent["reason"]?.stringValue == "change" && ent["items"]?.arrayValue?.isEmpty == true)
+            #expect(Self.of(msgs, "entitlements").count == 1)
+            b.close()
+        }
+    }
+
+    @Test("issue 22 item 7: auto-renew on after expiry charges nothing, also after a restart; the transactions show no period after the old end until the new purchase")
+    func noRevivalAfterExpiry() throws {
+        let env = TestEnv()
+        var b = try Self.subscribed(env)
+        let first = try #require(try b.transactions().first { $0["productID"]?.stringValue == "vip_monthly" })
+        let oldEnd = try #require(first["expiresDate"]?.int64Value)
+        _ = try b.sim(#"{"op":"auto_renew","productID":"vip_monthly","enabled":false}"#)
+        _ = try b.sim(#"{"op":"advance","seconds":\#(32 * Self.day)}"#)
+        _ = b.drain()
+        let on = try b.sim(#"{"op":"auto_renew","productID":"vip_monthly","enabled":true}"#)
+        #expect(on["status"]?["state"]?.stringValue == "expired" && on["status"]?["willAutoRenew"] == .bool(false))
+        #expect(on["status"]?["expirationReason"]?.stringValue == "autoRenewDisabled")
+        #expect(Self.of(b.drain(), "subscription").isEmpty, "nothing changed, nothing announced")
+        b.close()
+        b = try env.open()
+        _ = b.drain()
+        _ = try b.sim(#"{"op":"advance","seconds":\#(40 * Self.day)}"#)
+        #expect(b.drainResults().isEmpty, "no renewal charged")
+        #expect(try b.transactions().count == 1, "no backdated periods")
+        let st = try #require(try b.sim(#"{"op":"status"}"#)["groups"]?.arrayValue?.first)
+        #expect(st["state"]?.stringValue == "expired" && st["willAutoRenew"] == .bool(false))
+
+        let now = try #require(try b.sim(#"{"op":"clock"}"#)["now"]?.int64Value)
+        let k = try b.buy("vip_monthly", 0)
+        let again = try #require(b.drainResults().first { $0.keyValue == k })
+        try b.confirm(k)
+        let txns = try b.transactions()
+        #expect(txns.count == 2, "one charge")
+        #expect(!txns.contains { ($0["purchaseDate"]?.int64Value ?? 0) >= oldEnd && ($0["purchaseDate"]?.int64Value ?? 0) < now },
+                "no period between the old end and the new purchase")
+        #expect((again["purchaseDate"]?.int64Value ?? 0) >= now)
+        _ = try b.sim(#"{"op":"advance","seconds":\#(20 * Self.day)}"#)
+        #expect(b.drainResults().isEmpty, "the new month runs from the purchase: no renewal 20 days on")
+        b.close()
+    }
+
     @Test("price increase: a deferred consent message; the subscription ends at renewal without consent; with consent it renews at the new price")
     func priceIncrease() throws {
         for consent in [false, true] {

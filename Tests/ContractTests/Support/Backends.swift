@@ -92,6 +92,20 @@ protocol Backend: Sendable {
     func promote(_ productID: String, _ b: TestBridge) throws
     /// The player redeems an offer code for this product in the next offer code sheet.
     func nextOfferCode(_ productID: String, _ b: TestBridge) throws
+    /// The player turns auto-renew of vip_monthly's group on or off.
+    func setAutoRenew(_ on: Bool, _ b: TestBridge) throws
+    /// The store's clock moves on (expiries and renewals fall due; on
+    /// StoreKit the groups whose status changed are announced).
+    func advance(days: Int64, _ b: TestBridge) throws
+    /// The store's clock, in ms.
+    func storeNowMs(_ b: TestBridge) throws -> Int64
+    /// vip_monthly's payment method fails and its month ends: a billing
+    /// grace period (`env.billingGrace`) of 16 days begins.
+    func graceBegins(_ b: TestBridge) throws
+    /// The grace period runs out unpaid: billing retry, no access.
+    func graceEnds(_ b: TestBridge) throws
+    /// The billing retry runs out: expired with billingError.
+    func retryEnds(_ b: TestBridge) throws
     /// Returns once the previous launch's store stopped listening.
     func quiet() async
     /// Returns once the store listens to Apple's side (what Apple sends
@@ -139,8 +153,19 @@ struct SimulatorBackend: Backend {
     func setUp(_ env: Env) {}
 
     func config(_ env: Env) throws -> BridgeConfig {
-        let json = #"{"store":"simulator","dataDir":"\#(env.dataDir)","catalog":"\#(sampleCatalog)","simulator":{"stateDir":"\#(env.stateDir)","tickMs":0}}"#
+        let catalog = env.billingGrace ? try SimulatorBackend.graceCatalog(env) : sampleCatalog
+        let json = #"{"store":"simulator","dataDir":"\#(env.dataDir)","catalog":"\#(catalog)","simulator":{"stateDir":"\#(env.stateDir)","tickMs":0}}"#
         return try BridgeConfig.parse(Array(json.utf8))
+    }
+
+    /// The sample catalog with `_billingGracePeriodEnabled`, in env's directory.
+    static func graceCatalog(_ env: Env) throws -> String {
+        let text = try String(contentsOfFile: sampleCatalog, encoding: .utf8)
+        let edited = text.replacingOccurrences(of: "\"settings\" : {", with: "\"settings\" : {\n    \"_billingGracePeriodEnabled\" : true,")
+        try #require(edited != text, "the sample catalog has a settings object")
+        let path = env.root + "/grace.storekit"
+        try edited.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
     }
 
     func makeStore(_ env: Env, _ config: BridgeConfig) throws -> Store { try SimulatedStore.open(config: config) }
@@ -205,6 +230,23 @@ struct SimulatorBackend: Backend {
     func nextOfferCode(_ productID: String, _ b: TestBridge) throws {
         try sim(b, #"{"op":"sheet_next","sheet":"offerCode","outcome":"redeem","productID":"\#(productID)"}"#)
     }
+
+    func setAutoRenew(_ on: Bool, _ b: TestBridge) throws {
+        try sim(b, #"{"op":"auto_renew","productID":"vip_monthly","enabled":\#(on)}"#)
+    }
+
+    func advance(days: Int64, _ b: TestBridge) throws { try sim(b, #"{"op":"advance","seconds":\#(days * 86_400)}"#) }
+
+    func storeNowMs(_ b: TestBridge) throws -> Int64 { try #require(try sim(b, #"{"op":"clock"}"#)["now"]?.int64Value) }
+
+    func graceBegins(_ b: TestBridge) throws {
+        try sim(b, #"{"op":"billing_issue","productID":"vip_monthly"}"#)
+        try advance(days: 32, b)
+    }
+
+    func graceEnds(_ b: TestBridge) throws { try advance(days: 17, b) }
+
+    func retryEnds(_ b: TestBridge) throws { try advance(days: 61, b) }
 
     func transactionIDs(_ b: TestBridge) throws -> [String] {
         (try sim(b, #"{"op":"transactions"}"#)["transactions"]?.arrayValue ?? []).compactMap { $0["transactionID"]?.stringValue }
@@ -396,6 +438,35 @@ struct StoreKitBackend: Backend {
 
     func isFinished(_ transactionID: String, _ b: TestBridge) throws -> Bool {
         StandIn.isFinished(try #require(UInt64(transactionID)))
+    }
+
+    func setAutoRenew(_ on: Bool, _ b: TestBridge) throws { StandIn.setAutoRenew(group: StandInSubscription.vipGroup, on) }
+
+    func advance(days: Int64, _ b: TestBridge) throws { StandIn.advanceClock(seconds: TimeInterval(days * 86_400)) }
+
+    func storeNowMs(_ b: TestBridge) throws -> Int64 { Int64((StandIn.now.timeIntervalSince1970 * 1000).rounded()) }
+
+    /// Scripted while the month still runs (then the clock passes its end):
+    /// StoreKit reports the grace period, which lasts until 16 days after
+    /// the end (the stand-in's month is 30 days).
+    func graceBegins(_ b: TestBridge) throws {
+        let graceEnd = StandIn.now.addingTimeInterval(46 * 86_400)
+        StandIn.setRenewal(group: StandInSubscription.vipGroup,
+                           StandIn.Renewal(state: .inGracePeriod, expirationReason: .billingError, isInBillingRetry: true,
+                                           gracePeriodExpirationDate: graceEnd))
+        try advance(days: 32, b)
+    }
+
+    func graceEnds(_ b: TestBridge) throws {
+        try advance(days: 17, b)
+        StandIn.setRenewal(group: StandInSubscription.vipGroup,
+                           StandIn.Renewal(state: .inBillingRetryPeriod, expirationReason: .billingError, isInBillingRetry: true))
+    }
+
+    func retryEnds(_ b: TestBridge) throws {
+        try advance(days: 61, b)
+        StandIn.setRenewal(group: StandInSubscription.vipGroup,
+                           StandIn.Renewal(state: .expired, willAutoRenew: false, expirationReason: .billingError))
     }
 
     func transactionIDs(_ b: TestBridge) throws -> [String] { StandIn.ledger.map { String($0.id) } }

@@ -19,6 +19,10 @@ final class Env: @unchecked Sendable {
     let faults = Faults()
     /// Open bridges with `"storeMessages": "defer"`.
     var deferStoreMessages = false
+    /// A failed renewal starts a billing grace period (the simulator's
+    /// catalog gets `_billingGracePeriodEnabled`; on StoreKit Apple's side
+    /// scripts it).
+    var billingGrace = false
     var dataDir: String { root + "/data" }
     var stateDir: String { root + "/appstore" }
 

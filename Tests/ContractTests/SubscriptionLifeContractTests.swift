@@ -1,0 +1,181 @@
+import Foundation
+import IAPCore
+import Testing
+
+extension StoreContract {
+    /// Issue 22, items 4 and 7, on every store. A game that reads only
+    /// `"entitlements"` must stop granting a subscription the moment its
+    /// status says it ended while the game runs (an expiry, a grace period
+    /// running out), and be told nothing when the list did not change (a
+    /// billing retry ending). An expired subscription is bought again; auto-
+    /// renew turned on after the end revives nothing (Apple's rules).
+    @Suite("Subscription life on every store")
+    struct SubscriptionLifeContract {
+        static let backends = BackendKind.available
+        static let dayMs: Int64 = 86_400_000
+
+        func prepare(_ kind: BackendKind) -> (Backend, Env) { kind.prepared() }
+
+        static func lastGroup(_ b: TestBridge, reason: String? = nil) -> JSONValue? {
+            b.messages(type: "subscription").last { reason == nil || $0["reason"]?.stringValue == reason }?["groups"]?.arrayValue?.first
+        }
+
+        static func ownsVIP(_ m: JSONValue) -> Bool {
+            (m["items"]?.arrayValue ?? []).contains { $0["productID"]?.stringValue == "vip_monthly" }
+        }
+
+        static func entitlementChanges(_ b: TestBridge) -> [JSONValue] {
+            b.messages(type: "entitlements").filter { $0["reason"]?.stringValue == "change" }
+        }
+
+        static func vipResults(_ b: TestBridge) -> [JSONValue] { b.results.filter { $0["productID"]?.stringValue == "vip_monthly" } }
+
+        /// Buys vip_monthly and confirms it once the entitlements list it; its "7".
+        func subscribe(_ b: TestBridge, key: Int64) async throws -> JSONValue {
+            let k = try b.buy("vip_monthly", key)
+            let r = try #require(await b.result(key: k))
+            #expect(r["result"]?.stringValue == "0")
+            try b.confirm(k)
+            await b.wait(for: "the subscription among the entitlements") { _ in Self.entitlementChanges(b).contains(where: Self.ownsVIP) }
+            return r
+        }
+
+        /// Asks for vip_monthly's status; the answer's group.
+        func requestStatus(_ b: TestBridge) async throws -> JSONValue {
+            let asked = b.messages(type: "subscription").filter { $0["reason"]?.stringValue == "request" }.count
+            try b.c.subscriptionStatus(productIDs: ["vip_monthly"])
+            await b.wait(for: "the status answer") { _ in
+                b.messages(type: "subscription").filter { $0["reason"]?.stringValue == "request" }.count > asked
+            }
+            return try #require(Self.lastGroup(b, reason: "request"))
+        }
+
+        /// Waits until what the store reported so far is handled (a status
+        /// change's entitlements come from another task on StoreKit).
+        func settle(_ s: Backend, _ b: TestBridge) async throws {
+            try await s.barrier(b)
+            try? await Task.sleep(nanoseconds: 200_000_000)
+            try await s.barrier(b)
+        }
+
+        // MARK: Item 4: entitlements follow every status change
+
+        @Test("issue 22 item 4: a subscription that expires while the game runs: \"subscription\" expired and \"entitlements\" (change) without it, once",
+              arguments: backends)
+        func expiryWhileRunning(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            let b = try await s.open(env)
+            let r = try await subscribe(b, key: 1_830_000_000_001)
+            try s.setAutoRenew(false, b)
+            try await settle(s, b)
+            let changes = Self.entitlementChanges(b).count
+            #expect(Self.entitlementChanges(b).last.map(Self.ownsVIP) == true, "turning auto-renew off takes nothing away")
+
+            try s.advance(days: 32, b)
+            await b.wait(for: "the expiry announced") { _ in Self.lastGroup(b, reason: "change")?["state"]?.stringValue == "expired" }
+            let g = try #require(Self.lastGroup(b, reason: "change"))
+            #expect(g["transactionID"] == r["transactionID"] && g["active"] == .bool(false) && g["willAutoRenew"] == .bool(false))
+            #expect(g["expirationReason"]?.stringValue == "autoRenewDisabled")
+            await b.wait(for: "\"entitlements\" without the expired subscription") { _ in
+                Self.entitlementChanges(b).dropFirst(changes).contains { !Self.ownsVIP($0) }
+            }
+            let all = b.messages
+            let lost = all.firstIndex { $0["type"]?.stringValue == "entitlements" && $0["reason"]?.stringValue == "change" && !Self.ownsVIP($0) }
+            let ended = all.firstIndex {
+                $0["type"]?.stringValue == "subscription" && $0["groups"]?.arrayValue?.first?["state"]?.stringValue == "expired"
+            }
+            #expect(lost != nil && ended != nil && lost! < ended!, "the entitlements come just before the status that explains them")
+            try await settle(s, b)
+            #expect(Self.entitlementChanges(b).count == changes + 1, "one \"entitlements\" for one change")
+            #expect(Self.entitlementChanges(b).last.map(Self.ownsVIP) == false)
+            #expect(Self.vipResults(b).count == 1, "nothing renewed")
+            b.close()
+        }
+
+        @Test("issue 22 item 4: the grace period keeps the subscription in \"entitlements\"; its end (billing retry) takes it away; the retry ending changes no entitlements",
+              arguments: backends)
+        func graceAndRetry(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            env.billingGrace = true
+            let b = try await s.open(env)
+            _ = try await subscribe(b, key: 1_830_000_000_101)
+            try await settle(s, b)
+            let changes = Self.entitlementChanges(b).count
+
+            try s.graceBegins(b)
+            await b.wait(for: "the grace period announced") { _ in Self.lastGroup(b, reason: "change")?["state"]?.stringValue == "inGracePeriod" }
+            #expect(Self.lastGroup(b, reason: "change")?["active"] == .bool(true))
+            try await settle(s, b)
+            #expect(Self.entitlementChanges(b).count == changes, "in the grace period the player keeps the subscription: nothing changed")
+            #expect(b.messages(type: "entitlements").last.map(Self.ownsVIP) == true)
+
+            try s.graceEnds(b)
+            await b.wait(for: "billing retry announced") { _ in Self.lastGroup(b, reason: "change")?["state"]?.stringValue == "inBillingRetryPeriod" }
+            #expect(Self.lastGroup(b, reason: "change")?["active"] == .bool(false))
+            await b.wait(for: "\"entitlements\" without the lapsed subscription") { _ in
+                Self.entitlementChanges(b).dropFirst(changes).contains { !Self.ownsVIP($0) }
+            }
+            try await settle(s, b)
+            #expect(Self.entitlementChanges(b).count == changes + 1)
+
+            try s.retryEnds(b)
+            await b.wait(for: "the end of billing retry announced") { _ in Self.lastGroup(b, reason: "change")?["state"]?.stringValue == "expired" }
+            #expect(Self.lastGroup(b, reason: "change")?["expirationReason"]?.stringValue == "billingError")
+            try await settle(s, b)
+            #expect(Self.entitlementChanges(b).count == changes + 1, "billing retry granted nothing: its end changes no entitlements")
+            #expect(Self.vipResults(b).count == 1, "nothing was charged")
+            b.close()
+        }
+
+        // MARK: Item 7: an expired subscription is bought again
+
+        @Test("issue 22 item 7: after expiry, auto-renew on changes nothing (still expired, nothing charged 40 days on); buying again starts a new period that day, one charge",
+              arguments: backends)
+        func expiredIsBoughtAgain(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            let b = try await s.open(env)
+            let first = try await subscribe(b, key: 1_830_000_000_201)
+            let firstID = try #require(first.transactionID)
+            try s.setAutoRenew(false, b)
+            try s.advance(days: 32, b)
+            let ended = try await requestStatus(b)
+            #expect(ended["state"]?.stringValue == "expired" && ended["transactionID"]?.stringValue == firstID)
+            let charged = try s.transactionIDs(b).count
+
+            try s.setAutoRenew(true, b)
+            let renewOn = try await requestStatus(b)
+            #expect(renewOn["state"]?.stringValue == "expired", "auto-renew on after the end revives nothing")
+            #expect(renewOn["willAutoRenew"] == .bool(false) && renewOn["active"] == .bool(false))
+            #expect(renewOn["transactionID"]?.stringValue == firstID)
+
+            try s.advance(days: 40, b)
+            let later = try await requestStatus(b)
+            #expect(later["state"]?.stringValue == "expired" && later["willAutoRenew"] == .bool(false))
+            #expect(later["transactionID"]?.stringValue == firstID, "no renewal in the group")
+            #expect(try s.transactionIDs(b).count == charged, "no renewal charged, none backdated")
+            #expect(Self.vipResults(b).count == 1)
+            #expect(b.messages(type: "entitlements").last.map(Self.ownsVIP) == false)
+
+            let now = try s.storeNowMs(b)
+            let k = try b.buy("vip_monthly", 1_830_000_000_202)
+            let again = try #require(await b.result(key: k))
+            #expect(again["result"]?.stringValue == "0" && again["alreadyOwned"] == .bool(false))
+            let againID = try #require(again.transactionID)
+            #expect(againID != firstID, "a new purchase")
+            let bought = again["purchaseDate"]?.int64Value ?? 0
+            #expect(bought >= now - 1_000 && bought <= now + 60_000, "the new period starts the day it is bought, not at the old end")
+            #expect((again["expiresDate"]?.int64Value ?? 0) - bought >= 28 * Self.dayMs, "a whole month from the purchase")
+            #expect(try s.transactionIDs(b).count == charged + 1, "one charge")
+            try b.confirm(k)
+            let active = try await requestStatus(b)
+            #expect(active["state"]?.stringValue == "subscribed" && active["active"] == .bool(true) && active["willAutoRenew"] == .bool(true))
+            #expect(active["transactionID"]?.stringValue == againID && active["expiresDate"] == again["expiresDate"])
+            await b.wait(for: "the new subscription among the entitlements") { _ in
+                Self.entitlementChanges(b).last.map { m in
+                    (m["items"]?.arrayValue ?? []).contains { $0["transactionID"]?.stringValue == againID }
+                } == true
+            }
+            b.close()
+        }
+    }
+}
