@@ -198,6 +198,9 @@ int32_t iap_launch(void);
  *   "storeMessages": "show" (default: StoreKit messages such as a billing
  *                issue are shown at once) or "defer" (held until
  *                iap_show_store_messages)
+ *   "purchasesInFlight": how many purchases may wait for the store's answer
+ *                before iap_buy answers IAP_E_BUSY, 1 to 1000000 (default
+ *                32: a game never needs more; load tests raise it)
  * Unknown keys are an error. Waits for the disk (the outbox is read and,
  * when damaged, repaired) and starts the bridge's two threads. On success
  * *out is the bridge and every result still waiting in the outbox is queued
@@ -251,9 +254,10 @@ int32_t iap_request_products(iap_bridge *b, const char *product_ids_json);
  * the key and product; nothing was charged. click_ms must be below 2^61
  * (2305843009213693952; no clock reaches it): a larger one is refused with
  * IAP_E_INVALID_ARG, so that every key handed out is one the outbox can
- * remember. At most 32 purchases of a bridge may wait for the store's
- * answer (a "7" or a "pending"); the store shows one payment sheet at a
- * time, so only a game calling iap_buy in a loop gets there: past it
+ * remember. At most 32 purchases of a bridge (the config's
+ * "purchasesInFlight") may wait for the store's answer (a "7" or a
+ * "pending"); the store shows one payment sheet at a time, so only a game
+ * calling iap_buy in a loop gets there: past it
  * iap_buy answers IAP_E_BUSY at once, and nothing was stored, charged or
  * keyed (try again after the next "7"). Returns IAP_OK, IAP_E_NULL_ARG
  * (product_id), IAP_E_INVALID_ARG (a malformed product ID, click_ms at or

@@ -18,7 +18,7 @@ iap_bridge *bridge_open_dirs(const char *dir, const char *data_name, const char 
     snprintf(data, sizeof data, "%s/%s", dir, data_name);
     snprintf(state, sizeof state, "%s/%s", dir, state_name);
     snprintf(config, sizeof config,
-             "{\"store\":\"simulator\",\"dataDir\":\"%s\",\"catalog\":\"%s\",\"entitlementsAtOpen\":false,"
+             "{\"store\":\"simulator\",\"dataDir\":\"%s\",\"catalog\":\"%s\",\"entitlementsAtOpen\":false,\"purchasesInFlight\":1000000,"
              "\"simulator\":{\"stateDir\":\"%s\",\"durable\":false,\"tickMs\":0,\"purchaseDelayMs\":0}}",
              data, OPT.catalog, state);
     iap_bridge *b = NULL;

@@ -26,6 +26,13 @@ public struct BridgeConfig: Sendable {
     public enum StoreMessages: String, Sendable { case show, `defer` }
     public var storeMessages: StoreMessages = .show
 
+    /// How many purchases may wait for the store's answer before `iap_buy`
+    /// answers IAP_E_BUSY (`"purchasesInFlight"`, 1 to 1,000,000; default
+    /// 32). A game never needs more than the default; load tests and
+    /// benchmarks that buy in bulk raise it.
+    public var purchasesInFlight = 32
+    public static let purchasesInFlightRange = 1...1_000_000
+
     public func nonRenewingTerm(_ productID: String) -> ISODuration {
         nonRenewingTerms[productID] ?? nonRenewingTerms["*"] ?? ISODuration("P1Y")!
     }
@@ -50,7 +57,7 @@ public struct BridgeConfig: Sendable {
         do { v = try JSONParser.parse(bytes: text) } catch { throw IAPError(.badJSON, "config is not valid JSON: \(error)") }
         guard let o = v.objectValue else { throw IAPError(.badConfig, "config must be a JSON object") }
         let known: Set<String> = ["store", "dataDir", "catalog", "simulator", "storekit", "entitlementsAtOpen", "nonRenewingTerms",
-                                   "storeMessages"]
+                                   "storeMessages", "purchasesInFlight"]
         if let unknown = o.keys.sorted().first(where: { !known.contains($0) }) {
             throw IAPError(.badConfig, "unknown config key \"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -92,6 +99,13 @@ public struct BridgeConfig: Sendable {
             }
             messages = v
         }
+        var inFlight = 32
+        if let p = o["purchasesInFlight"] {
+            guard let n = p.int64Value, BridgeConfig.purchasesInFlightRange.contains(Int(clamping: n)) else {
+                throw IAPError(.badConfig, "\"purchasesInFlight\" must be an integer from 1 to 1000000 (default 32)")
+            }
+            inFlight = Int(n)
+        }
         switch store {
         case .simulator:
             guard catalog != nil else { throw IAPError(.badConfig, "the simulator needs \"catalog\": the path of a .storekit file") }
@@ -103,6 +117,7 @@ public struct BridgeConfig: Sendable {
         var config = BridgeConfig(store: store, dataDir: dataDir, catalog: catalog, simulator: o["simulator"],
                                   storekit: o["storekit"], entitlementsAtOpen: ent, nonRenewingTerms: terms)
         config.storeMessages = messages
+        config.purchasesInFlight = inFlight
         return config
     }
 }

@@ -44,11 +44,11 @@ public final class Coordinator: @unchecked Sendable {
     private var inFlight: Set<Int64> = []
 
     /// A real store shows one payment sheet at a time; nothing a player does
-    /// needs more than a few purchases waiting for an answer. Past this,
-    /// `iap_buy` answers IAP_E_BUSY at once, with nothing stored or charged,
-    /// so that a game calling it in a loop cannot pile up work that holds
-    /// `iap_close` for minutes (issue 21).
-    public static let maxPurchasesInFlight = 32
+    /// needs more than a few purchases waiting for an answer. Past
+    /// `config.purchasesInFlight` (default 32), `iap_buy` answers IAP_E_BUSY
+    /// at once, with nothing stored or charged, so that a game calling it in
+    /// a loop cannot pile up work that holds `iap_close` for minutes (issue 21).
+    private var maxPurchasesInFlight: Int { config.purchasesInFlight }
 
     // MARK: Executor-owned state (touched only by jobs on `executor`)
 
@@ -208,8 +208,8 @@ public final class Coordinator: @unchecked Sendable {
         try store.validatePurchase(productID: productID, quantity: quantity)
         return try gate.withLock { () throws(IAPError) -> Int64 in
             guard !closing else { throw IAPError(.closed, "the bridge is closed") }
-            guard inFlight.count < Coordinator.maxPurchasesInFlight else {
-                throw IAPError(.busy, "\(inFlight.count) purchases are waiting for the store's answer (at most \(Coordinator.maxPurchasesInFlight)); nothing was stored or charged: try again once a \"7\" or \"pending\" arrives")
+            guard inFlight.count < maxPurchasesInFlight else {
+                throw IAPError(.busy, "\(inFlight.count) purchases are waiting for the store's answer (at most \(maxPurchasesInFlight), the config's \"purchasesInFlight\"); nothing was stored or charged: try again once a \"7\" or \"pending\" arrives")
             }
             var k = clickMs
             if k <= lastKey {

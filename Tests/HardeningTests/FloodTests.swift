@@ -6,7 +6,7 @@ import Testing
 /// Issue 21, defect 1: a game that floods one bridge with buys. Before, 8
 /// threads accepted 47,000 buys in half a second, the SDK thread needed
 /// minutes to work through them (an O(n) timer insert each), and `iap_close`
-/// did not return. Now at most `Coordinator.maxPurchasesInFlight` purchases
+/// did not return. Now at most `"purchasesInFlight"` (default 32) purchases
 /// wait for the store's answer; past that `iap_buy` answers IAP_E_BUSY at
 /// once, with nothing stored or charged.
 @Suite("Flood of calls")
@@ -88,7 +88,7 @@ struct FloodTests {
         }
         // The store answers while the loop runs: accepted may pass the limit
         // over 100,000 calls, never by a pile.
-        #expect(ok >= Coordinator.maxPurchasesInFlight && ok + busy == 100_000)
+        #expect(ok >= 32 && ok + busy == 100_000)  // 32: the default "purchasesInFlight"
         let results = b.drain().compactMap { $0["type"]?.stringValue == "7" ? $0["key"]?.stringValue : nil }
         #expect(results.count == ok && Set(results).count == ok)
         let t0 = Date()
@@ -112,5 +112,29 @@ struct FloodTests {
         let t0 = Date()
         b.close()
         #expect(Date().timeIntervalSince(t0) < 2)
+    }
+
+    @Test("\"purchasesInFlight\": a limit of 2 answers IAP_E_BUSY on the third buy; out-of-range or non-integer values are IAP_E_BAD_CONFIG")
+    func configuredLimit() throws {
+        let s = Scratch("inflight")
+        let base = s.config()
+        func with(_ value: String) -> String { String(base.dropLast()) + #","purchasesInFlight":\#(value)}"# }
+        for bad in ["0", "-1", "1000001", "\"8\"", "2.5", "null"] {
+            var h: OpaquePointer? = nil
+            let rc = with(bad).withCString { iap_open($0, &h) }
+            #expect(rc == IAPCode.badConfig.rawValue && h == nil, "purchasesInFlight \(bad): \(rc)")
+        }
+        // A slow store (1 s per answer): three buys in a row.
+        let slow = with("2").replacingOccurrences(of: #""purchaseDelayMs":0"#, with: #""purchaseDelayMs":1000"#)
+        let b = try CBridge.open(slow)
+        _ = try b.buy("coins_100")
+        _ = try b.buy("coins_100")
+        do {
+            try b.buy("coins_100")
+            Issue.record("a third purchase was accepted with a limit of 2")
+        } catch let e as CError {
+            #expect(e.code == IAPCode.busy.rawValue && e.message.contains("purchasesInFlight"), "\(e)")
+        }
+        b.close()
     }
 }

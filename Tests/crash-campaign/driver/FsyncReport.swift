@@ -56,8 +56,12 @@ enum FsyncReport {
         // A burst: n purchases, then n confirms in one frame: one commit for all.
         let a = POSIX.syncCount
         var keys: [Int64] = []
-        for _ in 0..<n {
+        for i in 0..<n {
             click += 1
+            // At most "purchasesInFlight" wait for the store's answer: the
+            // burst lets the store answer each full batch (its confirms still
+            // come all in one frame below).
+            if i > 0, i % c.config.purchasesInFlight == 0 { c.settle() }
             keys.append(try c.buy(productID: "coins_100", clickMs: click))
         }
         c.settle()

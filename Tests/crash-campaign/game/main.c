@@ -254,7 +254,7 @@ int main(int argc, char **argv) {
 
     char config[8192];
     snprintf(config, sizeof config,
-             "{\"store\":\"simulator\",\"dataDir\":\"%s/data\",\"catalog\":\"%s\",\"entitlementsAtOpen\":false,"
+             "{\"store\":\"simulator\",\"dataDir\":\"%s/data\",\"catalog\":\"%s\",\"entitlementsAtOpen\":false,\"purchasesInFlight\":1000,"
              "\"simulator\":{\"stateDir\":\"%s/appstore\",\"durable\":false,\"tickMs\":0}}",
              work, catalog, work);
     iap_bridge *b = NULL;
