@@ -539,25 +539,46 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     /// The key a game purchase's result is stored under: its click's key,
-    /// unless a result with that key is live (C9: one live result per key),
-    /// then a fresh one, with the click named in `clickKey`. So the same
-    /// transaction seen again after its tombstone went (a late update-stream
-    /// twin) comes back under the key the game already granted and ignores,
-    /// and a charge that follows a failure the game confirmed comes under a
-    /// key the game never granted.
-    private func keyForGameResult(_ k: Int64, seed: String) -> (key: Int64, clickKey: Int64?) {
-        gate.withLock {
-            if awaiting.contains(k) || !outbox.hasLive(key: k) {
-                if k < Outbox.keyLimit { lastKey = max(lastKey, k) }
-                return (k, nil)
-            }
-            // No fresh key left (an outbox edited to the highest mark): a
-            // key derived from the result, negative like a store key, never
-            // one the mark would forget and hand out again.
-            guard lastKey + 1 < Outbox.keyLimit else { return (derivedKey("c:\(k):" + seed), k) }
-            lastKey += 1
-            return (lastKey, k)
+    /// unless that click already had a result of its own (C9: one result per
+    /// key): a live one, or a failure the game confirmed (a store that
+    /// charged after it reported an error). Then a key of its own, with the
+    /// click named in `clickKey`. So the same transaction seen again after
+    /// its tombstone went (a late update-stream twin) comes back under the
+    /// key the game already granted and ignores, and a charge that follows a
+    /// failure comes under a key the game never granted, never as a second
+    /// result of the failed click's key.
+    ///
+    /// That key is derived from the click and the transaction (`lateKey`),
+    /// not the next fresh one: the same transaction always gets the same
+    /// key (a twin after a restart is ignored again), and at open the
+    /// key of a stored record can be checked against the store's facts
+    /// (C11). Negative, like a store key: never a key `iap_buy` hands out
+    /// (C7).
+    private func keyForGameResult(_ k: Int64, transaction txn: String?, seed: String) -> (key: Int64, clickKey: Int64?) {
+        if gate.withLock({ awaiting.contains(k) }) || !clickHasResult(k, besides: txn) {
+            gate.withLock { if k < Outbox.keyLimit { lastKey = max(lastKey, k) } }
+            return (k, nil)
         }
+        if let txn { return (lateKey(click: k, transaction: txn), k) }
+        return (derivedKey("c:\(k):" + seed), k)
+    }
+
+    /// True when the click with key `k` already has a result other than
+    /// transaction `txn`'s: a live record under its key (of another
+    /// transaction, or any for `txn` nil), or a failure, even confirmed.
+    private func clickHasResult(_ k: Int64, besides txn: String?) -> Bool {
+        if outbox.clickFailed(k) { return true }
+        guard let txn else { return outbox.hasLive(key: k) }
+        return outbox.records(withKey: k).contains { $0.transactionID != txn }
+    }
+
+    /// The key of transaction `txn` (an outbox transaction ID) answering
+    /// click `k` after that click had a result of its own: derived from both,
+    /// past a live record of another transaction with the same key.
+    private func lateKey(click k: Int64, transaction txn: String) -> Int64 {
+        var key = Coordinator.hashKey("c:\(k):" + txn)
+        while outbox.records(withKey: key).contains(where: { $0.transactionID != txn }) { key -= 1 }
+        return key
     }
 
     /// The outbox's transaction ID for an unverified result: its own
@@ -711,7 +732,7 @@ public final class Coordinator: @unchecked Sendable {
         var clickKey: Int64? = nil
         let origin: String
         if let k = click {
-            (key, clickKey) = keyForGameResult(k, seed: recordTxn)
+            (key, clickKey) = keyForGameResult(k, transaction: recordTxn, seed: recordTxn)
             origin = ours ? "game" : "store"
         } else {
             key = storeKey(t, flavor: "t")
@@ -745,31 +766,36 @@ public final class Coordinator: @unchecked Sendable {
             queue.push(Messages.pending(key: k, productID: productID, reason: "interrupted"))
             return
         }
-        let (key, _) = keyForGameResult(k, seed: "\(productID):\(POSIX.nowMs())")
+        let (key, _) = keyForGameResult(k, transaction: nil, seed: "\(productID):\(POSIX.nowMs())")
         let text = detail.map { "\(Coordinator.failureText(failure)) (\($0))" } ?? Coordinator.failureText(failure)
+        // The click is remembered as failed with its record (C9): a charge
+        // the store makes for it after all, even once this failure is
+        // confirmed, gets a key of its own.
         storeAndEmit(key: key, kind: .failure, txn: "", productID: productID,
-                     message: Messages.purchaseFailed(key: key, productID: productID, failure: failure, detail: text))
+                     message: Messages.purchaseFailed(key: key, productID: productID, failure: failure, detail: text),
+                     failedClick: k)
     }
 
     static func failureText(_ f: PurchaseFailure) -> String {
         switch f {
         case .cancelled: return "the player cancelled the purchase"
         case .declined: return "a parent declined the purchase (Ask to Buy)"
-        case .networkError: return "the store could not be reached; if the player was charged anyway, the purchase arrives later as a \"7\" of its own"
+        case .networkError: return "the store could not be reached; if the player was charged anyway, the purchase arrives later as a new \"7\" with a fresh key of its own and this key in its \"clickKey\": grant it then"
         case .notAllowed: return "purchases are not allowed on this device or account"
         case .productUnavailable: return "the product is not available in this storefront"
         case .interrupted: return "the payment was interrupted; if the player completes it, its result follows"
-        case .unknown: return "the store reported an error; if the player was charged anyway, the purchase arrives later as a \"7\" of its own"
+        case .unknown: return "the store reported an error; if the player was charged anyway, the purchase arrives later as a new \"7\" with a fresh key of its own and this key in its \"clickKey\": grant it then"
         }
     }
 
     /// Writes the record durably, then makes its message visible (C2), then
     /// the key stops awaiting. On a write failure nothing is shown; the
     /// store still lists the transaction as unfinished, so it comes back.
-    private func storeAndEmit(key: Int64, kind: RecordKind, txn: String, productID: String, message: [UInt8]) {
+    private func storeAndEmit(key: Int64, kind: RecordKind, txn: String, productID: String, message: [UInt8],
+                              failedClick: Int64? = nil) {
         assert(!outbox.hasLive(key: key), "C9: a second result under key \(key)")
         do throws(IAPError) {
-            let r = try outbox.put(key: key, kind: kind, transactionID: txn, message: message)
+            let r = try outbox.put(key: key, kind: kind, transactionID: txn, message: message, failedClick: failedClick)
             assert(outbox.isDurable(r.id), "C2")
             queue.push(r.message, resultKey: key)
             _ = gate.withLock { awaiting.remove(key) }

@@ -69,6 +69,26 @@ public final class Outbox {
     /// `keyLimit`. Only an edited outbox brings the mark there.
     public static let clickLimit: Int64 = 1 << 61
 
+    /// Clicks whose one result was a failure, oldest first (C9): a charge
+    /// that comes for one of them after all gets a key of its own. Kept
+    /// across compactions, the newest `maxFailedClicks`: a charge after an
+    /// older failure than that comes under the click's key (a second result
+    /// for it, granted once all the same: the game never granted a failure).
+    private var failedClickSet: Set<Int64> = []
+    private var failedClickOrder: [Int64] = []
+    public static let maxFailedClicks = 1024
+
+    private func noteFailedClick(_ k: Int64) {
+        guard failedClickSet.insert(k).inserted else { return }
+        failedClickOrder.append(k)
+        if failedClickOrder.count > Outbox.maxFailedClicks {
+            failedClickSet.remove(failedClickOrder.removeFirst())
+        }
+    }
+
+    /// True when the click with this key got a failure as its result.
+    public func clickFailed(_ k: Int64) -> Bool { failedClickSet.contains(k) }
+
     private func noteKey(_ k: Int64) {
         if k > keyMark && k < Outbox.keyLimit { keyMark = k }
     }
@@ -184,6 +204,8 @@ public final class Outbox {
             noteKey(key)
         case .keyMark(let mark):
             keyMark = max(keyMark, mark)
+        case .failedClicks(let keys):
+            for k in keys { noteFailedClick(k) }
         }
     }
 
@@ -260,8 +282,10 @@ public final class Outbox {
     // MARK: Writes
 
     /// Stores a result durably (write + sync) and returns it. Only after this
-    /// returns may the game see the message (C2).
-    public func put(key: Int64, kind: RecordKind, transactionID: String, message: [UInt8]) throws(IAPError) -> OutboxRecord {
+    /// returns may the game see the message (C2). `failedClick`: the click
+    /// a failure answers, remembered in the same write (C9).
+    public func put(key: Int64, kind: RecordKind, transactionID: String, message: [UInt8],
+                    failedClick: Int64? = nil) throws(IAPError) -> OutboxRecord {
         guard message.count + transactionID.utf8.count + 64 <= RecordFrame.maxPayload else {
             throw IAPError(.invalidArgument, "result too large to store (\(message.count) bytes)")
         }
@@ -275,6 +299,7 @@ public final class Outbox {
         // (and stay pending if it fails).
         let carried = pendingConfirmIDs
         var frame = Outbox.confirmFrames(carried)
+        if let failedClick { RecordFrame.encode(OutboxEntry.failedClicks([failedClick]).encoded(), into: &frame) }
         RecordFrame.encode(OutboxEntry.put(r).encoded(), into: &frame)
         pendingConfirmIDs.removeAll(keepingCapacity: true)
         do throws(IAPError) { try log.appendFramed(frame) } catch {
@@ -300,6 +325,7 @@ public final class Outbox {
             throw error
         }
         FaultPoint.afterOutboxSync.reach()
+        if let failedClick { noteFailedClick(failedClick) }
         assert(isDurable(r.id), "C2: a result must be durable before it is visible")
         return r
     }
@@ -521,8 +547,8 @@ public final class Outbox {
         isSuspect = false
     }
 
-    /// Writes the live state (tombstones, the key mark, open intents, live
-    /// records) to a fresh file that replaces the log atomically. Confirms
+    /// Writes the live state (tombstones, the key mark, the failed clicks,
+    /// open intents, live records) to a fresh file that replaces the log atomically. Confirms
     /// not written yet are part of it (their records are not live).
     private func rewriteLive() throws(IAPError) {
         var payloads: [[UInt8]] = []
@@ -530,6 +556,7 @@ public final class Outbox {
             payloads.append(OutboxEntry.tombstone(txn: t.transactionID, flavor: t.flavor).encoded())
         }
         payloads.append(OutboxEntry.keyMark(keyMark).encoded())
+        if !failedClickOrder.isEmpty { payloads.append(OutboxEntry.failedClicks(failedClickOrder).encoded()) }
         for i in openIntents { payloads.append(OutboxEntry.intent(key: i.key, productID: i.productID, atMs: i.atMs).encoded()) }
         for r in liveRecords { payloads.append(OutboxEntry.put(r).encoded()) }
         try log.rewrite(payloads)

@@ -136,6 +136,33 @@ struct ForgeryTests {
         again.close()
     }
 
+    @Test("not a forgery: a charge that came after its click's failure keeps its own key at the next open, whether the failure was confirmed or not", arguments: [false, true])
+    func chargeAfterFailureKeepsItsKey(_ failureConfirmed: Bool) throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        _ = try b.sim(#"{"op":"fail_next","error":"networkError","chargeLater":true}"#)
+        let key = try b.buy("coins_100", 0)
+        let failed = b.drainResults()
+        #expect(failed.map(\.keyValue) == [key] && failed.first?["result"]?.stringValue == "3")
+        if failureConfirmed { try b.confirmAll(failed) }
+        let id = try #require(try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue?.first?["id"]?.stringValue)
+        let txn = try #require(try b.sim(#"{"op":"resolve","id":"\#(id)"}"#)["transactionID"]?.stringValue)
+        let late = try #require(b.drainResults().first { $0["transactionID"]?.stringValue == txn })
+        let lateKey = try #require(late.keyValue)
+        #expect(lateKey != key && late["clickKey"]?.stringValue == String(key))
+        b.close()
+
+        let again = try env.open()
+        let ms = again.drain()
+        let results = again.results(ms)
+        #expect(Self.of(ms, "unvouched").isEmpty, "\(Self.of(ms, "unvouched"))")
+        #expect(results.filter { $0["transactionID"]?.stringValue == txn }.map(\.keyValue) == [lateKey])
+        #expect(results.first { $0["transactionID"]?.stringValue == txn }?["clickKey"]?.stringValue == String(key))
+        #expect(results.filter { $0.keyValue == key }.map { $0["result"]?.stringValue } == (failureConfirmed ? [] : ["3"]))
+        again.close()
+    }
+
     /// A success for `product` under `key`, naming `transaction`, as the
     /// SDK's writer would have written it.
     static func success(key: Int64, product: String, kind: String, transaction: String) -> [UInt8] {
