@@ -581,6 +581,25 @@ public final class Coordinator: @unchecked Sendable {
         return key
     }
 
+    /// C11: the key the store's facts give a held purchase record, as
+    /// `handleTransaction` gives it to the transaction now: the click its
+    /// purchase token names (C5; whatever install made the token: the key is
+    /// the click's either way, and a token this device made before its
+    /// install identity was set aside names another install), or
+    /// the late key of that click (`keyForGameResult`), or, with no click,
+    /// the store key derived from the transaction ID. The key itself is
+    /// not evidence: a player can rewrite it (the record's checksum is
+    /// public) and have a granted purchase granted again under another key.
+    /// Nil when the facts cannot say: an "already owned" answer of
+    /// something owned carries the token of the click that bought it (and
+    /// granting an owned item again grants nothing new).
+    private func vouchedKey(_ t: StoreTransaction, record r: OutboxRecord, stored: StoredMessage) -> (key: Int64, clickKey: Int64?)? {
+        if stored.alreadyOwned && t.kind != .consumable { return nil }
+        guard !t.isRenewal, let k = t.token?.key, k > 0 else { return (storeKey(t, flavor: "t"), nil) }
+        if gate.withLock({ awaiting.contains(k) }) || !clickHasResult(k, besides: r.transactionID) { return (k, nil) }
+        return (lateKey(click: k, transaction: r.transactionID), k)
+    }
+
     /// The outbox's transaction ID for an unverified result: its own
     /// namespace, so that its tombstone neither hides the same transaction
     /// once it verifies (delivered then as a success, once) nor lets it be
@@ -659,9 +678,14 @@ public final class Coordinator: @unchecked Sendable {
             }
             heldOwned = []
         }
+        var rekeyed: [StoreTransaction] = []
         for (r, stored) in toCheck {
             let storedProduct = stored.productID
-            let facts = reportedAtStart[Coordinator.storeTransactionID(r.transactionID)] ?? ownedFacts[r.transactionID]
+            let reported = reportedAtStart[Coordinator.storeTransactionID(r.transactionID)]
+            let facts = reported ?? ownedFacts[r.transactionID]
+            // The key, like the rest, comes from the store's facts where they
+            // say it (the transaction itself, re-delivered at start).
+            let vouched = r.kind == .purchase ? reported.flatMap { vouchedKey($0, record: r, stored: stored) } : nil
             if r.kind == .unverified, facts?.verified == true {
                 // It verifies now: its success was stored on its own (once);
                 // this result 6 has nothing left to say.
@@ -672,10 +696,27 @@ public final class Coordinator: @unchecked Sendable {
             } else if deliveredAtStart.contains(r.transactionID)
                         && (facts?.kind ?? ProductKind(rawValue: stored.kind ?? "") ?? .consumable) == .consumable {
                 reject(r, stored: stored, "a second record of transaction \(r.transactionID): one purchase, one result")
+            } else if let t = reported, let v = vouched, v.key != r.key {
+                // A rewritten key would have the game grant a purchase it
+                // granted already (issue 21): dropped, and the transaction
+                // is delivered again under the key its token names (the
+                // game ignores a key it granted).
+                let from = v.clickKey.map { "derived from click \($0), which its purchase token names and which had a result before" }
+                    ?? (v.key > 0 ? "the click its purchase token names" : "derived from its transaction ID: no click of the game")
+                reject(r, stored: stored, "the record's key \(r.key) is not the key of the store's transaction \(t.id), \(v.key) (\(from)): an edited outbox record; the transaction is delivered under key \(v.key)")
+                rekeyed.append(t)
             } else {
                 deliveredAtStart.insert(r.transactionID)
-                queue.push(rebuilt(r, stored: stored, facts: facts), resultKey: r.key)
+                queue.push(rebuilt(r, stored: stored, facts: facts, clickKey: vouched.map(\.clickKey) ?? stored.clickKey),
+                           resultKey: r.key)
             }
+        }
+        // The transactions of records dropped for their key, once no other
+        // record of theirs is delivered: handled as the store delivers them,
+        // after this job (a failed write is then retried like any result).
+        for t in rekeyed where !deliveredAtStart.contains(t.id) {
+            deliveredAtStart.insert(t.id)
+            executor.post { [weak self] in self?.handle(.transaction(t, .update)) }
         }
         if heldAtOpen == nil && heldOwned.isEmpty { reportedAtStart = [:]; deliveredAtStart = []; heldTransactions = [] }
     }
@@ -689,11 +730,12 @@ public final class Coordinator: @unchecked Sendable {
 
     /// A held record's message, from the store's facts when it reported the
     /// transaction (price, dates, verification), with what only the SDK
-    /// knows (key, origin, alreadyOwned, clickKey) from the record.
-    private func rebuilt(_ r: OutboxRecord, stored: StoredMessage, facts: StoreTransaction?) -> [UInt8] {
+    /// knows (key, origin, alreadyOwned) from the record; `clickKey` as the
+    /// facts give it, where they do.
+    private func rebuilt(_ r: OutboxRecord, stored: StoredMessage, facts: StoreTransaction?, clickKey: Int64?) -> [UInt8] {
         guard let t = facts else { return r.message }
         return Messages.purchase(key: r.key, transaction: t, origin: stored.origin, alreadyOwned: stored.alreadyOwned,
-                                 clickKey: stored.clickKey)
+                                 clickKey: clickKey)
     }
 
     private func handleTransaction(_ t: StoreTransaction, _ arrival: Arrival) {
