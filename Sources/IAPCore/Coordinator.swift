@@ -24,6 +24,8 @@ public final class Coordinator: @unchecked Sendable {
     public let config: BridgeConfig
     /// This install's identifier, carried in every purchase token (InstallID).
     public let install: UInt32
+    /// What was wrong with the install-id file, when it had to be replaced.
+    private let installProblem: String?
     public let openReport: Outbox.OpenReport
     public let executor: Executor
     private let thread: SDKThread?
@@ -79,7 +81,7 @@ public final class Coordinator: @unchecked Sendable {
         try POSIX.prepareDirectory(config.dataDir, role: "dataDir")
         let fd = try POSIX.lockDirectory(config.dataDir)
         let opened: (Outbox, Outbox.OpenReport)
-        let install: UInt32
+        let install: InstallID.Loaded
         do throws(IAPError) {
             install = try InstallID.load(dataDir: config.dataDir)
             opened = try Outbox.open(directory: config.dataDir)
@@ -105,14 +107,16 @@ public final class Coordinator: @unchecked Sendable {
             throw error
         }
         let c = Coordinator(config: config, store: store, outbox: opened.0, report: opened.1, dirLockFD: fd,
-                            queue: queue, executor: executor ?? thread!, thread: thread, install: install)
+                            queue: queue, executor: executor ?? thread!, thread: thread, install: install.id,
+                            installProblem: install.problem)
         c.start()
         return c
     }
 
     private init(config: BridgeConfig, store: Store, outbox: Outbox, report: Outbox.OpenReport, dirLockFD: Int32,
-                 queue: MessageQueue, executor: Executor, thread: SDKThread?, install: UInt32) {
+                 queue: MessageQueue, executor: Executor, thread: SDKThread?, install: UInt32, installProblem: String?) {
         self.install = install
+        self.installProblem = installProblem
         self.config = config
         self.store = store
         self.outbox = outbox
@@ -129,6 +133,7 @@ public final class Coordinator: @unchecked Sendable {
     private func start() {
         // Queued before open returns: no I/O, the records were read by open.
         if openReport.isDamaged { queue.push(Messages.outboxDamaged(openReport)) }
+        if let installProblem { queue.push(Messages.error(op: "install", code: .io, message: installProblem)) }
         // Failures and revocations grant nothing: delivered at once. Purchases
         // wait for the store to vouch for them (C11): the file is on the
         // player's device and may have been edited, replayed or restored.

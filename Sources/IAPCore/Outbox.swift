@@ -28,6 +28,8 @@ public final class Outbox {
         /// Result records whose ID was not above every ID before them: a
         /// record appended again (replayed, copied). Ignored.
         public var staleRecords = 0
+        /// Bytes past the `RecordLogFile.maxFileBytes` read of a larger file.
+        public var unreadBytes = 0
         /// Where the damaged file was copied before repair, if it was.
         public var damagedCopy: String? = nil
         public var isDamaged: Bool { damagedCopy != nil }
@@ -144,13 +146,24 @@ public final class Outbox {
         report.damagedSpans = scan.damagedSpans
         if scan.hasDamage || report.undecodableRecords > 0 {
             // Keep the evidence, then write a clean file with what survived.
-            var copy = directory + "/outbox.damaged-\(POSIX.nowMs()).log"
-            var n = 1
-            while POSIX.exists(copy) {
-                copy = directory + "/outbox.damaged-\(POSIX.nowMs())-\(n).log"
-                n += 1
+            let copy = POSIX.damagedPath(path, ext: ".log")
+            if scan.unreadBytes > 0 {
+                // Larger than the cap (damage, a tool, a bug): never refused,
+                // which would lock the game out of its purchases for good
+                // (issue 21). Its first `maxFileBytes` were read; the whole
+                // file gets a second name (no copy of what may be gigabytes),
+                // and the clean file written over the log's name holds what
+                // was read. Transactions the store still lists as unfinished
+                // that were recorded past that point come back from the store.
+                if !POSIX.link(path, as: copy) {
+                    // No hard links here: a copy of what was read.
+                    try POSIX.replaceFile(copy, with: original)
+                }
+                try POSIX.syncDirectory(directory)
+                report.unreadBytes = scan.unreadBytes
+            } else {
+                try POSIX.replaceFile(copy, with: original)
             }
-            try POSIX.replaceFile(copy, with: original)
             report.damagedCopy = copy
             report.droppedTailBytes = scan.tailBytes
             try box.compact()
