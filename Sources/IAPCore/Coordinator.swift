@@ -24,6 +24,8 @@ public final class Coordinator: @unchecked Sendable {
     public let config: BridgeConfig
     /// This install's identifier, carried in every purchase token (InstallID).
     public let install: UInt32
+    /// What was wrong with the install-id file, when it had to be replaced.
+    private let installProblem: String?
     public let openReport: Outbox.OpenReport
     public let executor: Executor
     private let thread: SDKThread?
@@ -89,7 +91,7 @@ public final class Coordinator: @unchecked Sendable {
         try POSIX.prepareDirectory(config.dataDir, role: "dataDir")
         let fd = try POSIX.lockDirectory(config.dataDir)
         let opened: (Outbox, Outbox.OpenReport)
-        let install: UInt32
+        let install: InstallID.Loaded
         do throws(IAPError) {
             install = try InstallID.load(dataDir: config.dataDir)
             opened = try Outbox.open(directory: config.dataDir)
@@ -115,14 +117,16 @@ public final class Coordinator: @unchecked Sendable {
             throw error
         }
         let c = Coordinator(config: config, store: store, outbox: opened.0, report: opened.1, dirLockFD: fd,
-                            queue: queue, executor: executor ?? thread!, thread: thread, install: install)
+                            queue: queue, executor: executor ?? thread!, thread: thread, install: install.id,
+                            installProblem: install.problem)
         c.start()
         return c
     }
 
     private init(config: BridgeConfig, store: Store, outbox: Outbox, report: Outbox.OpenReport, dirLockFD: Int32,
-                 queue: MessageQueue, executor: Executor, thread: SDKThread?, install: UInt32) {
+                 queue: MessageQueue, executor: Executor, thread: SDKThread?, install: UInt32, installProblem: String?) {
         self.install = install
+        self.installProblem = installProblem
         self.config = config
         self.store = store
         self.outbox = outbox
@@ -139,6 +143,7 @@ public final class Coordinator: @unchecked Sendable {
     private func start() {
         // Queued before open returns: no I/O, the records were read by open.
         if openReport.isDamaged { queue.push(Messages.outboxDamaged(openReport)) }
+        if let installProblem { queue.push(Messages.error(op: "install", code: .io, message: installProblem)) }
         // Failures and revocations grant nothing: delivered at once. Purchases
         // wait for the store to vouch for them (C11): the file is on the
         // player's device and may have been edited, replayed or restored.
@@ -560,25 +565,65 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     /// The key a game purchase's result is stored under: its click's key,
-    /// unless a result with that key is live (C9: one live result per key),
-    /// then a fresh one, with the click named in `clickKey`. So the same
-    /// transaction seen again after its tombstone went (a late update-stream
-    /// twin) comes back under the key the game already granted and ignores,
-    /// and a charge that follows a failure the game confirmed comes under a
-    /// key the game never granted.
-    private func keyForGameResult(_ k: Int64, seed: String) -> (key: Int64, clickKey: Int64?) {
-        gate.withLock {
-            if awaiting.contains(k) || !outbox.hasLive(key: k) {
-                if k < Outbox.keyLimit { lastKey = max(lastKey, k) }
-                return (k, nil)
-            }
-            // No fresh key left (an outbox edited to the highest mark): a
-            // key derived from the result, negative like a store key, never
-            // one the mark would forget and hand out again.
-            guard lastKey + 1 < Outbox.keyLimit else { return (derivedKey("c:\(k):" + seed), k) }
-            lastKey += 1
-            return (lastKey, k)
+    /// unless that click already had a result of its own (C9: one result per
+    /// key): a live one, or a failure the game confirmed (a store that
+    /// charged after it reported an error). Then a key of its own, with the
+    /// click named in `clickKey`. So the same transaction seen again after
+    /// its tombstone went (a late update-stream twin) comes back under the
+    /// key the game already granted and ignores, and a charge that follows a
+    /// failure comes under a key the game never granted, never as a second
+    /// result of the failed click's key.
+    ///
+    /// That key is derived from the click and the transaction (`lateKey`),
+    /// not the next fresh one: the same transaction always gets the same
+    /// key (a twin after a restart is ignored again), and at open the
+    /// key of a stored record can be checked against the store's facts
+    /// (C11). Negative, like a store key: never a key `iap_buy` hands out
+    /// (C7).
+    private func keyForGameResult(_ k: Int64, transaction txn: String?, seed: String) -> (key: Int64, clickKey: Int64?) {
+        if gate.withLock({ awaiting.contains(k) }) || !clickHasResult(k, besides: txn) {
+            gate.withLock { if k < Outbox.keyLimit { lastKey = max(lastKey, k) } }
+            return (k, nil)
         }
+        if let txn { return (lateKey(click: k, transaction: txn), k) }
+        return (derivedKey("c:\(k):" + seed), k)
+    }
+
+    /// True when the click with key `k` already has a result other than
+    /// transaction `txn`'s: a live record under its key (of another
+    /// transaction, or any for `txn` nil), or a failure, even confirmed.
+    private func clickHasResult(_ k: Int64, besides txn: String?) -> Bool {
+        if outbox.clickFailed(k) { return true }
+        guard let txn else { return outbox.hasLive(key: k) }
+        return outbox.records(withKey: k).contains { $0.transactionID != txn }
+    }
+
+    /// The key of transaction `txn` (an outbox transaction ID) answering
+    /// click `k` after that click had a result of its own: derived from both,
+    /// past a live record of another transaction with the same key.
+    private func lateKey(click k: Int64, transaction txn: String) -> Int64 {
+        var key = Coordinator.hashKey("c:\(k):" + txn)
+        while outbox.records(withKey: key).contains(where: { $0.transactionID != txn }) { key -= 1 }
+        return key
+    }
+
+    /// C11: the key the store's facts give a held purchase record, as
+    /// `handleTransaction` gives it to the transaction now: the click its
+    /// purchase token names (C5; whatever install made the token: the key is
+    /// the click's either way, and a token this device made before its
+    /// install identity was set aside names another install), or
+    /// the late key of that click (`keyForGameResult`), or, with no click,
+    /// the store key derived from the transaction ID. The key itself is
+    /// not evidence: a player can rewrite it (the record's checksum is
+    /// public) and have a granted purchase granted again under another key.
+    /// Nil when the facts cannot say: an "already owned" answer of
+    /// something owned carries the token of the click that bought it (and
+    /// granting an owned item again grants nothing new).
+    private func vouchedKey(_ t: StoreTransaction, record r: OutboxRecord, stored: StoredMessage) -> (key: Int64, clickKey: Int64?)? {
+        if stored.alreadyOwned && t.kind != .consumable { return nil }
+        guard !t.isRenewal, let k = t.token?.key, k > 0 else { return (storeKey(t, flavor: "t"), nil) }
+        if gate.withLock({ awaiting.contains(k) }) || !clickHasResult(k, besides: r.transactionID) { return (k, nil) }
+        return (lateKey(click: k, transaction: r.transactionID), k)
     }
 
     /// The outbox's transaction ID for an unverified result: its own
@@ -659,9 +704,14 @@ public final class Coordinator: @unchecked Sendable {
             }
             heldOwned = []
         }
+        var rekeyed: [StoreTransaction] = []
         for (r, stored) in toCheck {
             let storedProduct = stored.productID
-            let facts = reportedAtStart[Coordinator.storeTransactionID(r.transactionID)] ?? ownedFacts[r.transactionID]
+            let reported = reportedAtStart[Coordinator.storeTransactionID(r.transactionID)]
+            let facts = reported ?? ownedFacts[r.transactionID]
+            // The key, like the rest, comes from the store's facts where they
+            // say it (the transaction itself, re-delivered at start).
+            let vouched = r.kind == .purchase ? reported.flatMap { vouchedKey($0, record: r, stored: stored) } : nil
             if r.kind == .unverified, facts?.verified == true {
                 // It verifies now: its success was stored on its own (once);
                 // this result 6 has nothing left to say.
@@ -672,10 +722,27 @@ public final class Coordinator: @unchecked Sendable {
             } else if deliveredAtStart.contains(r.transactionID)
                         && (facts?.kind ?? ProductKind(rawValue: stored.kind ?? "") ?? .consumable) == .consumable {
                 reject(r, stored: stored, "a second record of transaction \(r.transactionID): one purchase, one result")
+            } else if let t = reported, let v = vouched, v.key != r.key {
+                // A rewritten key would have the game grant a purchase it
+                // granted already (issue 21): dropped, and the transaction
+                // is delivered again under the key its token names (the
+                // game ignores a key it granted).
+                let from = v.clickKey.map { "derived from click \($0), which its purchase token names and which had a result before" }
+                    ?? (v.key > 0 ? "the click its purchase token names" : "derived from its transaction ID: no click of the game")
+                reject(r, stored: stored, "the record's key \(r.key) is not the key of the store's transaction \(t.id), \(v.key) (\(from)): an edited outbox record; the transaction is delivered under key \(v.key)")
+                rekeyed.append(t)
             } else {
                 deliveredAtStart.insert(r.transactionID)
-                queue.push(rebuilt(r, stored: stored, facts: facts), resultKey: r.key)
+                queue.push(rebuilt(r, stored: stored, facts: facts, clickKey: vouched.map(\.clickKey) ?? stored.clickKey),
+                           resultKey: r.key)
             }
+        }
+        // The transactions of records dropped for their key, once no other
+        // record of theirs is delivered: handled as the store delivers them,
+        // after this job (a failed write is then retried like any result).
+        for t in rekeyed where !deliveredAtStart.contains(t.id) {
+            deliveredAtStart.insert(t.id)
+            executor.post { [weak self] in self?.handle(.transaction(t, .update)) }
         }
         if heldAtOpen == nil && heldOwned.isEmpty { reportedAtStart = [:]; deliveredAtStart = []; heldTransactions = [] }
     }
@@ -689,11 +756,12 @@ public final class Coordinator: @unchecked Sendable {
 
     /// A held record's message, from the store's facts when it reported the
     /// transaction (price, dates, verification), with what only the SDK
-    /// knows (key, origin, alreadyOwned, clickKey) from the record.
-    private func rebuilt(_ r: OutboxRecord, stored: StoredMessage, facts: StoreTransaction?) -> [UInt8] {
+    /// knows (key, origin, alreadyOwned) from the record; `clickKey` as the
+    /// facts give it, where they do.
+    private func rebuilt(_ r: OutboxRecord, stored: StoredMessage, facts: StoreTransaction?, clickKey: Int64?) -> [UInt8] {
         guard let t = facts else { return r.message }
         return Messages.purchase(key: r.key, transaction: t, origin: stored.origin, alreadyOwned: stored.alreadyOwned,
-                                 clickKey: stored.clickKey)
+                                 clickKey: clickKey)
     }
 
     private func handleTransaction(_ t: StoreTransaction, _ arrival: Arrival) {
@@ -732,7 +800,7 @@ public final class Coordinator: @unchecked Sendable {
         var clickKey: Int64? = nil
         let origin: String
         if let k = click {
-            (key, clickKey) = keyForGameResult(k, seed: recordTxn)
+            (key, clickKey) = keyForGameResult(k, transaction: recordTxn, seed: recordTxn)
             origin = ours ? "game" : "store"
         } else {
             key = storeKey(t, flavor: "t")
@@ -766,31 +834,36 @@ public final class Coordinator: @unchecked Sendable {
             queue.push(Messages.pending(key: k, productID: productID, reason: "interrupted"))
             return
         }
-        let (key, _) = keyForGameResult(k, seed: "\(productID):\(POSIX.nowMs())")
+        let (key, _) = keyForGameResult(k, transaction: nil, seed: "\(productID):\(POSIX.nowMs())")
         let text = detail.map { "\(Coordinator.failureText(failure)) (\($0))" } ?? Coordinator.failureText(failure)
+        // The click is remembered as failed with its record (C9): a charge
+        // the store makes for it after all, even once this failure is
+        // confirmed, gets a key of its own.
         storeAndEmit(key: key, kind: .failure, txn: "", productID: productID,
-                     message: Messages.purchaseFailed(key: key, productID: productID, failure: failure, detail: text))
+                     message: Messages.purchaseFailed(key: key, productID: productID, failure: failure, detail: text),
+                     failedClick: k)
     }
 
     static func failureText(_ f: PurchaseFailure) -> String {
         switch f {
         case .cancelled: return "the player cancelled the purchase"
         case .declined: return "a parent declined the purchase (Ask to Buy)"
-        case .networkError: return "the store could not be reached; if the player was charged anyway, the purchase arrives later as a \"7\" of its own"
+        case .networkError: return "the store could not be reached; if the player was charged anyway, the purchase arrives later as a new \"7\" with a fresh key of its own and this key in its \"clickKey\": grant it then"
         case .notAllowed: return "purchases are not allowed on this device or account"
         case .productUnavailable: return "the product is not available in this storefront"
         case .interrupted: return "the payment was interrupted; if the player completes it, its result follows"
-        case .unknown: return "the store reported an error; if the player was charged anyway, the purchase arrives later as a \"7\" of its own"
+        case .unknown: return "the store reported an error; if the player was charged anyway, the purchase arrives later as a new \"7\" with a fresh key of its own and this key in its \"clickKey\": grant it then"
         }
     }
 
     /// Writes the record durably, then makes its message visible (C2), then
     /// the key stops awaiting. On a write failure nothing is shown; the
     /// store still lists the transaction as unfinished, so it comes back.
-    private func storeAndEmit(key: Int64, kind: RecordKind, txn: String, productID: String, message: [UInt8]) {
+    private func storeAndEmit(key: Int64, kind: RecordKind, txn: String, productID: String, message: [UInt8],
+                              failedClick: Int64? = nil) {
         assert(!outbox.hasLive(key: key), "C9: a second result under key \(key)")
         do throws(IAPError) {
-            let r = try outbox.put(key: key, kind: kind, transactionID: txn, message: message)
+            let r = try outbox.put(key: key, kind: kind, transactionID: txn, message: message, failedClick: failedClick)
             assert(outbox.isDurable(r.id), "C2")
             queue.push(r.message, resultKey: key)
             _ = gate.withLock { awaiting.remove(key) }

@@ -197,11 +197,15 @@ public enum Messages {
         var w = JSONObjectWriter()
         w.string("type", "outbox_damaged")
         w.int("recovered", Int64(r.recovered))
-        w.int("skippedBytes", Int64(r.skippedBytes + r.droppedTailBytes))
+        w.int("skippedBytes", Int64(r.skippedBytes + r.droppedTailBytes + r.unreadBytes))
         w.int("damagedSpans", Int64(r.damagedSpans))
         w.int("undecodableRecords", Int64(r.undecodableRecords))
         w.string("copy", r.damagedCopy ?? "")
-        w.string("message", "the purchase outbox was damaged on disk; every readable result was recovered and the damaged file was kept aside")
+        if r.unreadBytes > 0 {
+            w.string("message", "the purchase outbox was larger than the \(RecordLogFile.maxFileBytes >> 20) MiB the SDK reads (damage, or a tool that wrote to it): its first \(RecordLogFile.maxFileBytes >> 20) MiB were read and every readable result in them recovered, \(r.unreadBytes) bytes after them were not read; the whole file was kept aside. Purchases the store still lists as unfinished come back from the store")
+        } else {
+            w.string("message", "the purchase outbox was damaged on disk; every readable result was recovered and the damaged file was kept aside")
+        }
         return w.finish()
     }
 }

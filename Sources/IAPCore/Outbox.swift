@@ -28,6 +28,8 @@ public final class Outbox {
         /// Result records whose ID was not above every ID before them: a
         /// record appended again (replayed, copied). Ignored.
         public var staleRecords = 0
+        /// Bytes past the `RecordLogFile.maxFileBytes` read of a larger file.
+        public var unreadBytes = 0
         /// Where the damaged file was copied before repair, if it was.
         public var damagedCopy: String? = nil
         public var isDamaged: Bool { damagedCopy != nil }
@@ -68,6 +70,26 @@ public final class Outbox {
     /// largest click, one per purchase, would take 2^61 purchases to reach
     /// `keyLimit`. Only an edited outbox brings the mark there.
     public static let clickLimit: Int64 = 1 << 61
+
+    /// Clicks whose one result was a failure, oldest first (C9): a charge
+    /// that comes for one of them after all gets a key of its own. Kept
+    /// across compactions, the newest `maxFailedClicks`: a charge after an
+    /// older failure than that comes under the click's key (a second result
+    /// for it, granted once all the same: the game never granted a failure).
+    private var failedClickSet: Set<Int64> = []
+    private var failedClickOrder: [Int64] = []
+    public static let maxFailedClicks = 1024
+
+    private func noteFailedClick(_ k: Int64) {
+        guard failedClickSet.insert(k).inserted else { return }
+        failedClickOrder.append(k)
+        if failedClickOrder.count > Outbox.maxFailedClicks {
+            failedClickSet.remove(failedClickOrder.removeFirst())
+        }
+    }
+
+    /// True when the click with this key got a failure as its result.
+    public func clickFailed(_ k: Int64) -> Bool { failedClickSet.contains(k) }
 
     private func noteKey(_ k: Int64) {
         if k > keyMark && k < Outbox.keyLimit { keyMark = k }
@@ -124,13 +146,24 @@ public final class Outbox {
         report.damagedSpans = scan.damagedSpans
         if scan.hasDamage || report.undecodableRecords > 0 {
             // Keep the evidence, then write a clean file with what survived.
-            var copy = directory + "/outbox.damaged-\(POSIX.nowMs()).log"
-            var n = 1
-            while POSIX.exists(copy) {
-                copy = directory + "/outbox.damaged-\(POSIX.nowMs())-\(n).log"
-                n += 1
+            let copy = POSIX.damagedPath(path, ext: ".log")
+            if scan.unreadBytes > 0 {
+                // Larger than the cap (damage, a tool, a bug): never refused,
+                // which would lock the game out of its purchases for good
+                // (issue 21). Its first `maxFileBytes` were read; the whole
+                // file gets a second name (no copy of what may be gigabytes),
+                // and the clean file written over the log's name holds what
+                // was read. Transactions the store still lists as unfinished
+                // that were recorded past that point come back from the store.
+                if !POSIX.link(path, as: copy) {
+                    // No hard links here: a copy of what was read.
+                    try POSIX.replaceFile(copy, with: original)
+                }
+                try POSIX.syncDirectory(directory)
+                report.unreadBytes = scan.unreadBytes
+            } else {
+                try POSIX.replaceFile(copy, with: original)
             }
-            try POSIX.replaceFile(copy, with: original)
             report.damagedCopy = copy
             report.droppedTailBytes = scan.tailBytes
             try box.compact()
@@ -184,6 +217,8 @@ public final class Outbox {
             noteKey(key)
         case .keyMark(let mark):
             keyMark = max(keyMark, mark)
+        case .failedClicks(let keys):
+            for k in keys { noteFailedClick(k) }
         }
     }
 
@@ -260,8 +295,10 @@ public final class Outbox {
     // MARK: Writes
 
     /// Stores a result durably (write + sync) and returns it. Only after this
-    /// returns may the game see the message (C2).
-    public func put(key: Int64, kind: RecordKind, transactionID: String, message: [UInt8]) throws(IAPError) -> OutboxRecord {
+    /// returns may the game see the message (C2). `failedClick`: the click
+    /// a failure answers, remembered in the same write (C9).
+    public func put(key: Int64, kind: RecordKind, transactionID: String, message: [UInt8],
+                    failedClick: Int64? = nil) throws(IAPError) -> OutboxRecord {
         guard message.count + transactionID.utf8.count + 64 <= RecordFrame.maxPayload else {
             throw IAPError(.invalidArgument, "result too large to store (\(message.count) bytes)")
         }
@@ -275,6 +312,7 @@ public final class Outbox {
         // (and stay pending if it fails).
         let carried = pendingConfirmIDs
         var frame = Outbox.confirmFrames(carried)
+        if let failedClick { RecordFrame.encode(OutboxEntry.failedClicks([failedClick]).encoded(), into: &frame) }
         RecordFrame.encode(OutboxEntry.put(r).encoded(), into: &frame)
         pendingConfirmIDs.removeAll(keepingCapacity: true)
         do throws(IAPError) { try log.appendFramed(frame) } catch {
@@ -300,6 +338,7 @@ public final class Outbox {
             throw error
         }
         FaultPoint.afterOutboxSync.reach()
+        if let failedClick { noteFailedClick(failedClick) }
         assert(isDurable(r.id), "C2: a result must be durable before it is visible")
         return r
     }
@@ -521,8 +560,8 @@ public final class Outbox {
         isSuspect = false
     }
 
-    /// Writes the live state (tombstones, the key mark, open intents, live
-    /// records) to a fresh file that replaces the log atomically. Confirms
+    /// Writes the live state (tombstones, the key mark, the failed clicks,
+    /// open intents, live records) to a fresh file that replaces the log atomically. Confirms
     /// not written yet are part of it (their records are not live).
     private func rewriteLive() throws(IAPError) {
         var payloads: [[UInt8]] = []
@@ -530,6 +569,7 @@ public final class Outbox {
             payloads.append(OutboxEntry.tombstone(txn: t.transactionID, flavor: t.flavor).encoded())
         }
         payloads.append(OutboxEntry.keyMark(keyMark).encoded())
+        if !failedClickOrder.isEmpty { payloads.append(OutboxEntry.failedClicks(failedClickOrder).encoded()) }
         for i in openIntents { payloads.append(OutboxEntry.intent(key: i.key, productID: i.productID, atMs: i.atMs).encoded()) }
         for r in liveRecords { payloads.append(OutboxEntry.put(r).encoded()) }
         try log.rewrite(payloads)

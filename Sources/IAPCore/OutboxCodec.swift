@@ -16,6 +16,11 @@ public enum OutboxEntry: Sendable, Equatable {
     /// Every key up to this mark may have been handed out on this dataDir
     /// (C7): the next key is above it, whatever the clock says.
     case keyMark(Int64)
+    /// Clicks whose one result was a failure (C9): a charge the store makes
+    /// for one of them after all (a bank check after a network error) gets a
+    /// key of its own, never a second result under the click's key. Written
+    /// with each failure, and by a compaction for every click remembered.
+    case failedClicks([Int64])
 
     static let tagPut: UInt8 = 0x01
     static let tagConfirm: UInt8 = 0x02
@@ -23,6 +28,7 @@ public enum OutboxEntry: Sendable, Equatable {
     static let tagForget: UInt8 = 0x04
     static let tagIntent: UInt8 = 0x05
     static let tagKeyMark: UInt8 = 0x06
+    static let tagFailedClicks: UInt8 = 0x07
 
     public func encoded() -> [UInt8] {
         var w = ByteWriter()
@@ -54,6 +60,10 @@ public enum OutboxEntry: Sendable, Equatable {
         case .keyMark(let mark):
             w.u8(OutboxEntry.tagKeyMark)
             w.u64(UInt64(bitPattern: mark))
+        case .failedClicks(let keys):
+            w.u8(OutboxEntry.tagFailedClicks)
+            w.u32(UInt32(keys.count))
+            for k in keys { w.u64(UInt64(bitPattern: k)) }
         }
         return w.out
     }
@@ -90,6 +100,11 @@ public enum OutboxEntry: Sendable, Equatable {
             // key would overflow. Refused like an impossible record ID.
             guard let mark = r.u64(), mark < 1 << 62 else { return nil }
             entry = .keyMark(Int64(bitPattern: mark))
+        case tagFailedClicks:
+            guard let n = r.u32(), Int(n) <= r.remaining / 8 else { return nil }
+            var keys: [Int64] = []
+            for _ in 0..<n { guard let k = r.u64() else { return nil }; keys.append(Int64(bitPattern: k)) }
+            entry = .failedClicks(keys)
         default:
             return nil
         }

@@ -74,13 +74,32 @@ public enum POSIX {
         if let failure { throw failure }
     }
 
-    /// The whole file, or nil when it does not exist.
     /// Reads a whole regular file (nil when it does not exist). Never blocks
     /// on an odd file: opened non-blocking, and anything but a regular file
     /// (a FIFO, a device, a directory) is refused before a byte is read; one
     /// larger than `limit` too. `noFollow`: a symbolic link is refused (the
     /// SDK's own files are never links: one to /dev/zero would read forever).
     public static func readFile(_ path: String, limit: Int = 1 << 30, noFollow: Bool = false) throws(IAPError) -> [UInt8]? {
+        guard let got = try readPrefix(path, upTo: limit, noFollow: noFollow) else { return nil }
+        guard got.isWhole else {
+            throw IAPError(.io, "\(path) is \(got.size) bytes, more than the \(limit) allowed: move it away")
+        }
+        return got.bytes
+    }
+
+    /// What `readPrefix` read: the first bytes of the file, and its size.
+    public struct Prefix: Sendable {
+        public var bytes: [UInt8]
+        /// The file's size (at least what was read; more when it grew).
+        public var size: Int
+        /// True when `bytes` is the whole file.
+        public var isWhole: Bool { bytes.count == size }
+    }
+
+    /// Reads at most `limit` bytes from the start of a regular file (nil when
+    /// it does not exist), as `readFile` checks it, and says how large it is:
+    /// a file over the limit is read up to it, never into memory whole.
+    public static func readPrefix(_ path: String, upTo limit: Int, noFollow: Bool = false) throws(IAPError) -> Prefix? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (noFollow ? O_NOFOLLOW : 0))
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -94,23 +113,64 @@ public enum POSIX {
         guard (st.st_mode & S_IFMT) == S_IFREG else {
             throw IAPError(.io, "\(path) is not a regular file (a FIFO, device or directory): move it away")
         }
-        guard Int(st.st_size) <= limit else {
-            throw IAPError(.io, "\(path) is \(st.st_size) bytes, more than the \(limit) allowed: move it away")
-        }
-        // One allocation of the file's size (the outbox is read whole at open).
-        if st.st_size > 0 { out.reserveCapacity(Int(st.st_size) + 1) }
+        let size = Int(st.st_size)
+        // One allocation of what is read (the outbox is read whole at open).
+        if size > 0 { out.reserveCapacity(min(size, limit) + 1) }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        while out.count < limit {
+            let want = min(chunk.count, limit - out.count)
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, want) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw IAPError(.io, "cannot read \(path): \(errnoText)")
             }
-            if n == 0 { break }
+            if n == 0 { return Prefix(bytes: out, size: out.count) }
             out.append(contentsOf: chunk[0..<n])
-            if out.count > limit { throw IAPError(.io, "\(path) is larger than \(limit) bytes") }
         }
-        return out
+        // At the limit: whole only if nothing follows (a file that grew
+        // while it was read counts as larger).
+        var probe: UInt8 = 0
+        while true {
+            let n = read(fd, &probe, 1)
+            if n < 0 && errno == EINTR { continue }
+            if n == 0 { return Prefix(bytes: out, size: out.count) }
+            return Prefix(bytes: out, size: max(size, out.count + 1))
+        }
+    }
+
+    /// A name beside `path` for a bad file set aside: `<path>.damaged-<ms>`
+    /// (with `-<n>` when taken), before `ext` when `path` ends with it.
+    public static func damagedPath(_ path: String, ext: String = "") -> String {
+        let stem = !ext.isEmpty && path.hasSuffix(ext) ? String(path.dropLast(ext.count)) : path
+        let ms = nowMs()
+        var candidate = stem + ".damaged-\(ms)" + ext
+        var n = 1
+        while exists(candidate) {
+            candidate = stem + ".damaged-\(ms)-\(n)" + ext
+            n += 1
+        }
+        return candidate
+    }
+
+    /// Moves a bad file (or whatever is at `path`: a directory, a FIFO, a
+    /// link) aside to `damagedPath`, durably; returns where it went.
+    public static func setAside(_ path: String, ext: String = "") throws(IAPError) -> String {
+        let aside = damagedPath(path, ext: ext)
+        guard rename(path, aside) == 0 else { throw IAPError(.io, "cannot move \(path) aside to \(aside): \(errnoText)") }
+        try syncDirectory(parent(of: path))
+        return aside
+    }
+
+    /// A second name for the file at `path` (no copy): false when the file
+    /// system refuses hard links.
+    public static func link(_ path: String, as other: String) -> Bool {
+        #if canImport(Glibc)
+        return Glibc.link(path, other) == 0
+        #elseif canImport(Musl)
+        return Musl.link(path, other) == 0
+        #else
+        return Darwin.link(path, other) == 0
+        #endif
     }
 
     /// Writes `bytes` to `path` so that a crash leaves either the old file or

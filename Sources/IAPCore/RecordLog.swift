@@ -47,8 +47,11 @@ public enum RecordFrame {
         /// True when the tail is what an interrupted append leaves (a prefix
         /// of a frame, or zeros): dropped silently. Otherwise it is damage.
         public var tailIsTorn = true
-        public var isClean: Bool { skippedBytes == 0 && tailBytes == 0 }
-        public var hasDamage: Bool { skippedBytes > 0 || (tailBytes > 0 && !tailIsTorn) }
+        /// Bytes of the file past what was read (a log over
+        /// `RecordLogFile.maxFileBytes`): damage, never dropped silently.
+        public var unreadBytes = 0
+        public var isClean: Bool { skippedBytes == 0 && tailBytes == 0 && unreadBytes == 0 }
+        public var hasDamage: Bool { skippedBytes > 0 || (tailBytes > 0 && !tailIsTorn) || unreadBytes > 0 }
     }
 
     public static func scan(_ bytes: [UInt8]) -> Scan {
@@ -74,9 +77,13 @@ public enum RecordFrame {
             if prefixes == nil { prefixes = PrefixCRC(b) }
             var q = pos + 1
             var next: Int? = nil
-            while q + headerSize <= n {
-                if b[q] == magic[0], b[q + 1] == magic[1], b[q + 2] == magic[2], b[q + 3] == magic[3],
-                   prefixes!.validFrame(b, at: q) != nil {
+            let m1 = magic[1], m2 = magic[2], m3 = magic[3]
+            while true {
+                // Long runs without a frame (zeros, garbage: an outbox grown
+                // past the cap) are skipped eight bytes at a time.
+                q = firstIndex(of: magic[0], in: b, from: q)
+                guard q + headerSize <= n else { break }
+                if b[q + 1] == m1, b[q + 2] == m2, b[q + 3] == m3, prefixes!.validFrame(b, at: q) != nil {
                     next = q
                     break
                 }
@@ -151,11 +158,59 @@ public enum RecordFrame {
         return crc == readU32(b, pos + 8) ? pos + headerSize + len : nil
     }
 
+    /// The first index at or after `from` holding `byte` (`b.count` if none).
+    /// Eight bytes at a time where aligned: a scan over a long damaged run
+    /// costs a fraction of a byte-by-byte loop (which a debug build makes
+    /// slower still).
+    static func firstIndex(of byte: UInt8, in b: UnsafeBufferPointer<UInt8>, from: Int) -> Int {
+        guard let base = b.baseAddress else { return b.count }
+        let n = b.count
+        var i = from
+        while i < n && (Int(bitPattern: base + i) & 7) != 0 {
+            if base[i] == byte { return i }
+            i += 1
+        }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let pattern = ones &* UInt64(byte)
+        while i + 8 <= n {
+            // A zero byte in x means a match (the classic "has zero byte" test).
+            let x = UnsafeRawPointer(base + i).load(as: UInt64.self) ^ pattern
+            if (x &- ones) & ~x & highs != 0 { break }
+            i += 8
+        }
+        while i < n {
+            if base[i] == byte { return i }
+            i += 1
+        }
+        return n
+    }
+
+    /// True when every byte from `from` on is zero; eight at a time where aligned.
+    static func allZero(_ b: UnsafeBufferPointer<UInt8>, from: Int) -> Bool {
+        guard let base = b.baseAddress else { return true }
+        let n = b.count
+        var i = from
+        while i < n && (Int(bitPattern: base + i) & 7) != 0 {
+            if base[i] != 0 { return false }
+            i += 1
+        }
+        while i + 8 <= n {
+            if UnsafeRawPointer(base + i).load(as: UInt64.self) != 0 { return false }
+            i += 8
+        }
+        while i < n {
+            if base[i] != 0 { return false }
+            i += 1
+        }
+        return true
+    }
+
     /// A tail an interrupted append can leave: a prefix of a frame header,
     /// a header whose payload runs past the end, or all zeros.
     private static func isTornTail(_ b: UnsafeBufferPointer<UInt8>, at pos: Int) -> Bool {
         let rest = b.count - pos
-        if (pos..<b.count).allSatisfy({ b[$0] == 0 }) { return true }
+        if allZero(b, from: pos) { return true }
         if rest < 4 { return (0..<rest).allSatisfy { b[pos + $0] == magic[$0] } }
         guard b[pos] == magic[0], b[pos + 1] == magic[1], b[pos + 2] == magic[2], b[pos + 3] == magic[3] else { return false }
         if rest < headerSize { return true }
@@ -175,9 +230,11 @@ public enum RecordFrame {
 
 /// The open log file: appends frames, syncs, and rewrites itself atomically.
 public final class RecordLogFile {
-    /// The largest log read at open: well below a phone's memory (100,000
-    /// results waiting take about 40 MB). A larger file is refused with
-    /// IAP_E_IO and a sentence saying so, never read into memory.
+    /// The most of a log read at open: well below a phone's memory (100,000
+    /// results waiting take about 40 MB). Of a larger file (damage, a tool,
+    /// a bug) only this much is read, never all of it into memory; the
+    /// caller keeps the whole file aside and reports it (issue 21: refusing
+    /// it locked the game out of its purchases for good).
     public static let maxFileBytes = 128 << 20
     public let path: String
     private var fd: Int32
@@ -188,16 +245,19 @@ public final class RecordLogFile {
     private var directoryNeedsSync = false
 
     /// Opens (creating, owner-only) the log at `path` and returns it with the
-    /// scan of what it held. The caller decides what to do with damage.
+    /// scan of what it held and the bytes read (the first `maxFileBytes` of
+    /// a larger file: `scan.unreadBytes` says how many more there are). The
+    /// caller decides what to do with damage.
     public static func open(path: String) throws(IAPError) -> (RecordLogFile, RecordFrame.Scan, [UInt8]) {
-        let existing = try POSIX.readFile(path, limit: RecordLogFile.maxFileBytes, noFollow: true)
-        let bytes = existing ?? []
-        let scan = RecordFrame.scan(bytes)
+        let existing = try POSIX.readPrefix(path, upTo: RecordLogFile.maxFileBytes, noFollow: true)
+        let bytes = existing?.bytes ?? []
+        var scan = RecordFrame.scan(bytes)
+        scan.unreadBytes = (existing?.size ?? 0) - bytes.count
         let fd = try POSIX.createOwnerOnly(path, flags: O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         // A compaction a crash interrupted before its rename leaves this; the
         // log itself is whole (old or new), so the leftover is garbage.
         unlink(path + ".tmp")
-        let file = RecordLogFile(path: path, fd: fd, size: bytes.count)
+        let file = RecordLogFile(path: path, fd: fd, size: existing?.size ?? 0)
         if existing == nil {
             #if IAP_TEST_HOOKS
             FileJournal.record(.create(path))

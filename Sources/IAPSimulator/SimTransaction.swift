@@ -83,5 +83,5 @@ struct SimPending: Sendable {
     var productID: String
     var key: Int64
     var token: PurchaseToken
-    var reason: String  // "askToBuy" or "interrupted"
+    var reason: String  // "askToBuy", "interrupted" or "chargeLater"
 }

@@ -64,6 +64,9 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     var lastStatuses: [String: SubscriptionGroupStatus] = [:]
     var askToBuy: Bool
     var failNext: PurchaseFailure? = nil
+    /// `fail_next` with `"chargeLater"`: the failing purchase is charged
+    /// all the same, when `resolve` says (kept as pending, "chargeLater").
+    var chargeLaterNext = false
     var cancelNext = false
     var interruptNext = false
     var sink: (@Sendable (StoreEvent) -> Void)? = nil
@@ -382,6 +385,13 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             }
             if let f = failNext {
                 failNext = nil
+                if chargeLaterNext {
+                    // StoreKit's purchase call threw, and the bank's check
+                    // passes later: the charge arrives through the update
+                    // stream, with the click's token.
+                    chargeLaterNext = false
+                    pendLocked(productID: productID, key: key, token: token, reason: "chargeLater")
+                }
                 out.append(.purchaseFailed(key: key, productID: productID, failure: f))
                 return
             }
@@ -403,18 +413,10 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             if askToBuy || interruptNext {
                 let reason = askToBuy ? "askToBuy" : "interrupted"
                 interruptNext = false
-                let id = "p\(nextPendingNumber)"
-                do throws(IAPError) {
-                    try persist([event("pend") { w in
-                        w.string("id", id); w.string("product", productID); w.int("key", key); w.string("reason", reason)
-                    }])
-                } catch {
+                guard pendLocked(productID: productID, key: key, token: token, reason: reason) else {
                     out.append(.purchaseFailed(key: key, productID: productID, failure: .unknown))
                     return
                 }
-                nextPendingNumber += 1
-                pending[id] = SimPending(id: id, productID: productID, key: key, token: token, reason: reason)
-                pendingOrder.append(id)
                 // StoreKit reports an interrupted payment as a failure first;
                 // the SDK reports both kinds as "pending" (not a result, C9).
                 out.append(.pending(key: key, productID: productID, reason: reason))
@@ -431,6 +433,24 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             appendEntitlementChangeLocked(&out)
         }
         emit(out)
+    }
+
+    /// Keeps a purchase waiting (`pending` op) for `reason`; false when the
+    /// store could not record it.
+    @discardableResult
+    func pendLocked(productID: String, key: Int64, token: PurchaseToken, reason: String) -> Bool {
+        let id = "p\(nextPendingNumber)"
+        do throws(IAPError) {
+            try persist([event("pend") { w in
+                w.string("id", id); w.string("product", productID); w.int("key", key); w.string("reason", reason)
+            }])
+        } catch {
+            return false
+        }
+        nextPendingNumber += 1
+        pending[id] = SimPending(id: id, productID: productID, key: key, token: token, reason: reason)
+        pendingOrder.append(id)
+        return true
     }
 
     public func finish(transactionID: String) { finish(transactionIDs: [transactionID]) }

@@ -25,7 +25,16 @@ enum SimulatorCommands {
                 guard let f = SimulatedStore.failure(named: name) else {
                     throw IAPError(.invalidArgument, "unknown store error \"\(name)\" (networkError, notAllowed, productUnavailable, unknown, cancelled)")
                 }
+                // "chargeLater": the store reports the error, but the player
+                // is charged all the same (a bank check that passes after
+                // the error): the charge waits as pending, reason
+                // "chargeLater", until `resolve` delivers it through the
+                // update stream with the click's token.
+                guard o["chargeLater"] == nil || o["chargeLater"]?.boolValue != nil else {
+                    throw IAPError(.badJSON, "fail_next's \"chargeLater\" must be true or false")
+                }
                 s.failNext = f
+                s.chargeLaterNext = o["chargeLater"]?.boolValue ?? false
                 return ok()
             case "cancel_next":
                 s.cancelNext = true
@@ -44,7 +53,7 @@ enum SimulatorCommands {
                              "key": .string(String(p.key))])
                 })])
             case "approve", "resolve":
-                let p = try pendingItem(o, s, reason: op == "approve" ? "askToBuy" : "interrupted")
+                let p = try pendingItem(o, s, reasons: op == "approve" ? ["askToBuy"] : ["interrupted", "chargeLater"])
                 guard let product = s.catalog.product(p.productID) else { throw IAPError(.notFound, "product \(p.productID) left the catalog") }
                 let t = try s.chargeLocked(product, token: p.token, storeInitiated: false, &out)
                 try s.persist([event("unpend") { $0.string("id", p.id) }])
@@ -54,7 +63,7 @@ enum SimulatorCommands {
                 s.appendEntitlementChangeLocked(&out)
                 return .object(["ok": .bool(true), "transactionID": .string(String(t.id))])
             case "decline":
-                let p = try pendingItem(o, s, reason: "askToBuy")
+                let p = try pendingItem(o, s, reasons: ["askToBuy"])
                 try s.persist([event("unpend") { $0.string("id", p.id) }])
                 s.pending[p.id] = nil
                 s.pendingOrder.removeAll { $0 == p.id }
@@ -162,10 +171,12 @@ enum SimulatorCommands {
 
     private static func ok() -> JSONValue { .object(["ok": .bool(true)]) }
 
-    private static func pendingItem(_ o: [String: JSONValue], _ s: SimulatedStore, reason: String) throws(IAPError) -> SimPending {
+    private static func pendingItem(_ o: [String: JSONValue], _ s: SimulatedStore, reasons: [String]) throws(IAPError) -> SimPending {
         guard let id = o["id"]?.stringValue else { throw IAPError(.badJSON, "this op needs \"id\" (from the pending op)") }
         guard let p = s.pending[id] else { throw IAPError(.notFound, "no pending purchase \"\(id)\"") }
-        guard p.reason == reason else { throw IAPError(.invalidArgument, "pending purchase \(id) is \(p.reason), not \(reason)") }
+        guard reasons.contains(p.reason) else {
+            throw IAPError(.invalidArgument, "pending purchase \(id) is \(p.reason), not \(reasons.joined(separator: " or "))")
+        }
         return p
     }
 

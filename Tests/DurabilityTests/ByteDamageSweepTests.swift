@@ -35,7 +35,7 @@ struct ByteDamageSweepTests {
                 tombstones.insert((flavor == .transaction ? "t:" : "r:") + txn)
             case .forget(let tags):
                 for t in tags { tombstones.remove(t) }
-            case .intent, .keyMark:
+            case .intent, .keyMark, .failedClicks:
                 break  // key bookkeeping: not part of what this model checks
             }
         }
@@ -133,6 +133,7 @@ struct ByteDamageSweepTests {
             case .forget: kinds.insert("forget")
             case .intent: kinds.insert("intent")
             case .keyMark: kinds.insert("keyMark")
+            case .failedClicks: kinds.insert("failedClicks")
             }
         }
         #expect(kinds.isSuperset(of: ["put", "confirm", "tombstone", "forget"]))

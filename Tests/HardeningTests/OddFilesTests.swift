@@ -5,7 +5,8 @@ import Testing
 /// Odd files where the outbox should be (issue: storage that survives real
 /// disks and real players): iap_open answers a code at once and names the
 /// file, never blocks (a FIFO), never reads forever (a link to /dev/zero),
-/// never reads a file larger than the cap into memory. Each runs in a child
+/// never reads more than the cap of a larger file into memory, and never
+/// refuses for good a file that is only too large (it is set aside). Each runs in a child
 /// process (the hardening driver's `open` mode) with a time limit, so a hang
 /// is a failure, not a stuck suite.
 @Suite("Odd files")
@@ -65,7 +66,23 @@ struct OddFilesTests {
         try expectRefused(s, "directory", mentions: "not a regular file")
     }
 
-    @Test("an outbox larger than the cap (128 MiB) is refused without being read")
+    /// Names in dataDir starting with `prefix`, with their sizes.
+    static func files(_ s: Scratch, _ prefix: String) -> [String: Int] {
+        var out: [String: Int] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: s.dataDir)) ?? [] where name.hasPrefix(prefix) {
+            var st = stat()
+            out[name] = stat(s.dataDir + "/" + name, &st) == 0 ? Int(st.st_size) : -1
+        }
+        return out
+    }
+
+    func expectOpened(_ s: Scratch, _ what: String) throws {
+        let (text, seconds) = try Self.open(s)
+        #expect(text.contains("IAP_OK"), "\(what): \(text)")
+        #expect(seconds < 10, "\(what): iap_open took \(seconds) s")
+    }
+
+    @Test("an outbox larger than the cap (128 MiB): iap_open succeeds at once, reading only the cap; the whole file is kept aside (issue 21: it was refused at every open, for good)")
     func tooLarge() throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.driver))
         let s = Scratch("huge")
@@ -73,6 +90,34 @@ struct OddFilesTests {
         let fd = Glibc.open(Self.outbox(s), O_WRONLY | O_CREAT, 0o600)
         #expect(fd >= 0 && ftruncate(fd, off_t(RecordLogFile.maxFileBytes + 1)) == 0)  // sparse: no disk used
         close(fd)
-        try expectRefused(s, "huge file", mentions: "more than")
+        try expectOpened(s, "huge file")
+        #expect(Self.files(s, "outbox.damaged-").values.sorted() == [RecordLogFile.maxFileBytes + 1], "\(Self.files(s, "outbox"))")
+        #expect((Self.files(s, Outbox.fileName)[Outbox.fileName] ?? -1) < 4096, "the outbox is clean again: \(Self.files(s, "outbox"))")
+        try expectOpened(s, "the next open")
+        #expect(Self.files(s, "outbox.damaged-").count == 1, "set aside once")
+    }
+
+    @Test("an install-id that is a FIFO: iap_open succeeds at once (nothing read); it is set aside and a new identity made")
+    func installIDFIFO() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.driver))
+        let s = Scratch("fifo-install")
+        mkdir(s.dataDir, 0o700)
+        #expect(mkfifo(s.dataDir + "/" + InstallID.fileName, 0o600) == 0)
+        try expectOpened(s, "FIFO install-id")
+        #expect(Self.files(s, InstallID.fileName + ".damaged-").count == 1)
+        let id = String(decoding: contents(s.dataDir + "/" + InstallID.fileName) ?? [], as: UTF8.self)
+        #expect(id.hasPrefix("iapbridge-install "), "a new identity: \(id)")
+    }
+
+    @Test("an install-id larger than 64 bytes: iap_open succeeds (issue 21: it was refused at every open, for good)")
+    func installIDTooLarge() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.driver))
+        let s = Scratch("huge-install")
+        mkdir(s.dataDir, 0o700)
+        write(s.dataDir + "/" + InstallID.fileName, "iapbridge-install 12345\n" + String(repeating: "x", count: 100))
+        try expectOpened(s, "oversized install-id")
+        #expect(Self.files(s, InstallID.fileName + ".damaged-").values.sorted() == [124])
+        try expectOpened(s, "the next open")
+        #expect(Self.files(s, InstallID.fileName + ".damaged-").count == 1, "set aside once")
     }
 }

@@ -136,6 +136,113 @@ struct ForgeryTests {
         again.close()
     }
 
+    /// How a player's tool rewrites the key of a live record (issue 21, item 4).
+    enum KeyEdit: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        /// The next key: what a game that saves keys in order would not hold.
+        case nextKey
+        /// A key far above every key handed out.
+        case farAbove
+        /// A negative key, as the SDK gives store-initiated purchases.
+        case negative
+        /// A key of its own with `clickKey` naming the real one, as a charge
+        /// that came after a failure of that click is stored.
+        case asLateCharge
+
+        var testDescription: String { rawValue }
+
+        func forged(_ key: Int64) -> Int64 {
+            switch self {
+            case .nextKey: return key + 1
+            case .farAbove: return key + 86_400_000
+            case .negative: return -4_242_424_242
+            case .asLateCharge: return -7_777_777_777
+            }
+        }
+    }
+
+    /// Rewrites the outbox with the record under `key` moved to `newKey`:
+    /// the frame's key, the message's key and, for `asLateCharge`, a
+    /// `clickKey` naming the old key; every checksum recomputed (the format
+    /// is public).
+    static func rewriteKey(_ env: TestEnv, from key: Int64, to newKey: Int64, clickKey: Bool) throws {
+        var out: [UInt8] = []
+        for p in RecordFrame.scan(try POSIX.readFile(path(env)) ?? []).records {
+            if case .put(let r) = OutboxEntry.decode(p), r.key == key {
+                var text = String(decoding: r.message, as: UTF8.self)
+                    .replacingOccurrences(of: "\"key\":\"\(key)\"", with: "\"key\":\"\(newKey)\"")
+                if clickKey { text = text.replacingOccurrences(of: ",\"origin\":", with: ",\"clickKey\":\"\(key)\",\"origin\":") }
+                RecordFrame.encode(OutboxEntry.put(OutboxRecord(id: r.id, key: newKey, kind: r.kind, transactionID: r.transactionID,
+                                                                 message: Array(text.utf8))).encoded(), into: &out)
+            } else {
+                RecordFrame.encode(p, into: &out)
+            }
+        }
+        try POSIX.replaceFile(path(env), with: out)
+    }
+
+    @Test("a live consumable whose key a player rewrote (checksums recomputed) is not delivered under the new key; the real key's result, named by the store's purchase token, is delivered once", arguments: KeyEdit.allCases)
+    func editedKey(_ edit: KeyEdit) throws {
+        let env = TestEnv()
+        // The game was shown the purchase, granted it and saved its key; it
+        // was killed before its confirm. The player then edits the file.
+        let key = try Self.livePurchase(env)
+        var granted: Set<Int64> = [key]
+        var grants = 1
+        let forged = edit.forged(key)
+        try Self.rewriteKey(env, from: key, to: forged, clickKey: edit == .asLateCharge)
+        let forgedRecord = try #require(try Self.records(env).first { $0.key == forged })
+        #expect(try Self.records(env).allSatisfy { $0.key != key }, "the file holds no record under the real key")
+
+        let b = try env.open()
+        let ms = b.drain()
+        let results = b.results(ms)
+        #expect(!results.contains { $0.keyValue == forged }, "\(edit): delivered under the edited key \(forged)")
+        #expect(results.map(\.keyValue) == [key], "\(edit): the real key's result, once: \(results)")
+        #expect(results.first?["transactionID"]?.stringValue == forgedRecord.transactionID)
+        #expect(Self.of(ms, "unvouched").map(\.keyValue) == [forged])
+        // The game's side: grant a "0" whose key it does not hold, confirm every result.
+        for r in results where r["result"]?.stringValue == "0" {
+            if let k = r.keyValue, granted.insert(k).inserted { grants += 1 }
+        }
+        try b.confirmAll(results)
+        b.close()
+        #expect(grants == 1, "\(edit): one purchase granted \(grants) times")
+
+        let again = try env.open()
+        let later = again.drain()
+        #expect(again.results(later).isEmpty && Self.of(later, "unvouched").isEmpty, "\(edit): \(later)")
+        let txn = try #require(try again.transactions().first { $0["transactionID"]?.stringValue == forgedRecord.transactionID })
+        #expect(txn["finished"] == .bool(true))
+        again.close()
+    }
+
+    @Test("not a forgery: a charge that came after its click's failure keeps its own key at the next open, whether the failure was confirmed or not", arguments: [false, true])
+    func chargeAfterFailureKeepsItsKey(_ failureConfirmed: Bool) throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        _ = try b.sim(#"{"op":"fail_next","error":"networkError","chargeLater":true}"#)
+        let key = try b.buy("coins_100", 0)
+        let failed = b.drainResults()
+        #expect(failed.map(\.keyValue) == [key] && failed.first?["result"]?.stringValue == "3")
+        if failureConfirmed { try b.confirmAll(failed) }
+        let id = try #require(try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue?.first?["id"]?.stringValue)
+        let txn = try #require(try b.sim(#"{"op":"resolve","id":"\#(id)"}"#)["transactionID"]?.stringValue)
+        let late = try #require(b.drainResults().first { $0["transactionID"]?.stringValue == txn })
+        let lateKey = try #require(late.keyValue)
+        #expect(lateKey != key && late["clickKey"]?.stringValue == String(key))
+        b.close()
+
+        let again = try env.open()
+        let ms = again.drain()
+        let results = again.results(ms)
+        #expect(Self.of(ms, "unvouched").isEmpty, "\(Self.of(ms, "unvouched"))")
+        #expect(results.filter { $0["transactionID"]?.stringValue == txn }.map(\.keyValue) == [lateKey])
+        #expect(results.first { $0["transactionID"]?.stringValue == txn }?["clickKey"]?.stringValue == String(key))
+        #expect(results.filter { $0.keyValue == key }.map { $0["result"]?.stringValue } == (failureConfirmed ? [] : ["3"]))
+        again.close()
+    }
+
     /// A success for `product` under `key`, naming `transaction`, as the
     /// SDK's writer would have written it.
     static func success(key: Int64, product: String, kind: String, transaction: String) -> [UInt8] {

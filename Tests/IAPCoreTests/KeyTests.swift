@@ -167,6 +167,78 @@ struct KeyTests {
     }
 }
 
+/// The game's side of the contract, counted: it grants a success whose key
+/// its save does not hold, and confirms every result. Keeps every result
+/// each key had (C9: one).
+final class CountingGame {
+    var granted: Set<Int64> = []
+    var grants: [String: Int] = [:]
+    var resultsByKey: [Int64: [String]] = [:]
+
+    func handle(_ results: [JSONValue], on b: Bridge) throws {
+        for r in results {
+            guard let k = r.keyValue, let code = r["result"]?.stringValue else { continue }
+            resultsByKey[k, default: []].append(code + ":" + (r["transactionID"]?.stringValue ?? ""))
+            if code == "0", granted.insert(k).inserted { grants[r["transactionID"]?.stringValue ?? "", default: 0] += 1 }
+        }
+        try b.confirmAll(results)
+    }
+}
+
+extension KeyTests {
+    static func coins(_ id: String, token: PurchaseToken?) -> StoreTransaction {
+        StoreTransaction(id: id, originalID: id, productID: "coins_100", kind: .consumable, purchaseDateMs: 1,
+                         price: "0.99", currency: "USD", token: token, environment: "test")
+    }
+
+    @Test("a store that charges after an error the game confirmed: the click's key keeps its one result (the failure), the charge gets a key of its own naming the click, granted once, also when the store delivers it again after a restart (issue 21, item 6)",
+          arguments: [PurchaseFailure.unknown, .networkError])
+    func chargeAfterConfirmedFailure(_ failure: PurchaseFailure) throws {
+        let env = TestEnv()
+        let config = try BridgeConfig.parse(Array(env.configJSON.utf8))
+        var store = KeyHandStore()
+        var b = Bridge(try Coordinator.open(config: config, store: store))
+        _ = b.drain()
+        let game = CountingGame()
+        let key = try b.buy("coins_100", 0)
+        store.send(.purchaseFailed(key: key, productID: "coins_100", failure: failure))
+        let failed = b.drainResults()
+        #expect(failed.map(\.keyValue) == [key] && failed.first?["result"]?.stringValue == failure.resultCode)
+        // The failure says what happens if the player was charged anyway.
+        let text = failed.first?["message"]?.stringValue ?? ""
+        #expect(text.contains("fresh key") && text.contains("clickKey"), "\(text)")
+        try game.handle(failed, on: b)
+
+        // The bank's check passes after all: the charge, with the click's token.
+        let t = Self.coins("T1", token: PurchaseToken(key: key, install: b.c.install))
+        store.send(.transaction(t, .update))
+        let late = b.drainResults()
+        #expect(late.count == 1 && late.first?["result"]?.stringValue == "0", "\(late)")
+        let lateKey = try #require(late.first?.keyValue)
+        #expect(lateKey != key, "a second result under key \(key)")
+        #expect(late.first?["clickKey"]?.stringValue == String(key))
+        #expect(late.first?["origin"]?.stringValue == "game")
+        try game.handle(late, on: b)
+        b.close()
+
+        // Next launch: the store no longer lists T1 as unfinished (its
+        // tombstone goes), then its update stream delivers it once more.
+        store = KeyHandStore()
+        b = Bridge(try Coordinator.open(config: config, store: store))
+        _ = b.drain()
+        store.send(.unfinished([]))
+        store.send(.transaction(t, .update))
+        let twin = b.drainResults()
+        #expect(twin.allSatisfy { $0.keyValue == lateKey }, "the same transaction came back under another key: \(twin)")
+        try game.handle(twin, on: b)
+        b.close()
+
+        #expect(game.grants == ["T1": 1], "granted \(game.grants)")
+        #expect(game.resultsByKey[key] == [failure.resultCode + ":"], "key \(key) had \(game.resultsByKey[key] ?? [])")
+        #expect(game.resultsByKey.values.allSatisfy { Set($0).count == 1 }, "one result per key: \(game.resultsByKey)")
+    }
+}
+
 /// A store whose events the test sends by hand.
 final class KeyHandStore: Store, @unchecked Sendable {
     let name = "hand"

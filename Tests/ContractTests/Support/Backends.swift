@@ -58,6 +58,12 @@ protocol Backend: Sendable {
 
     /// The next purchase fails with `failure` (cancelled: the player cancels).
     func failNext(_ failure: PurchaseFailure, _ b: TestBridge) throws
+    /// The next purchase fails with `failure` after the player was charged
+    /// (StoreKit's purchase call threw; a bank check passes later).
+    func failNextThenCharge(_ failure: PurchaseFailure, _ b: TestBridge) throws
+    /// The charge of that purchase arrives, with its click's token, through
+    /// the update stream; returns its transaction ID.
+    func chargeAfterFailure(_ b: TestBridge) throws -> String
     /// The next purchase waits for a parent's approval.
     func askToBuyNext(_ b: TestBridge) throws
     /// A parent approves the pending purchase.
@@ -180,6 +186,16 @@ struct SimulatorBackend: Backend {
         if failure == .cancelled { try sim(b, #"{"op":"cancel_next"}"#) } else {
             try sim(b, #"{"op":"fail_next","error":"\#(failure.rawValue)"}"#)
         }
+    }
+
+    func failNextThenCharge(_ failure: PurchaseFailure, _ b: TestBridge) throws {
+        try sim(b, #"{"op":"fail_next","error":"\#(failure.rawValue)","chargeLater":true}"#)
+    }
+
+    func chargeAfterFailure(_ b: TestBridge) throws -> String {
+        let pending = try sim(b, #"{"op":"pending"}"#)["pending"]?.arrayValue ?? []
+        let id = try #require(pending.first { $0["reason"]?.stringValue == "chargeLater" }?["id"]?.stringValue)
+        return try #require(try sim(b, #"{"op":"resolve","id":"\#(id)"}"#)["transactionID"]?.stringValue)
     }
 
     func askToBuyNext(_ b: TestBridge) throws { try sim(b, #"{"op":"ask_to_buy","enabled":true}"#) }
@@ -393,6 +409,15 @@ struct StoreKitBackend: Backend {
 
     func failNext(_ failure: PurchaseFailure, _ b: TestBridge) throws {
         StandIn.nextPurchases(failure == .cancelled ? .userCancelled : .failure(StoreKitBackend.error(for: failure)))
+    }
+
+    func failNextThenCharge(_ failure: PurchaseFailure, _ b: TestBridge) throws {
+        StandIn.nextPurchases(.failure(StoreKitBackend.error(for: failure)))
+    }
+
+    func chargeAfterFailure(_ b: TestBridge) throws -> String {
+        let call = try #require(StandIn.purchaseCalls.last)
+        return String(try #require(StandIn.externalPurchase(call.productID, appAccountToken: call.appAccountToken)))
     }
 
     func askToBuyNext(_ b: TestBridge) throws { StandIn.nextPurchases(.pending) }

@@ -6,7 +6,8 @@ import Testing
 /// scenario it enumerates every interleaving, up to the scenario's number of
 /// actions, of store events (a purchase answered as a success, a cancel, an
 /// interrupted payment or Ask to Buy then resolved, a twin through the update
-/// stream, a store-initiated purchase, re-delivery at open), the SDK thread's
+/// stream, a store-initiated purchase, an error after which the store charges
+/// all the same, re-delivery at open), the SDK thread's
 /// steps and commit timer, the game's polls, handling and confirms (one at a
 /// time or a frame's batch, confirming saved keys before polling after a
 /// restart, double confirms) and a crash at every point; then lets the run
@@ -81,6 +82,7 @@ struct ModelCheckTests {
         .init(name: "two purchases", buys: 2, twins: 0, maxActions: 13),
         .init(name: "a store-initiated purchase and its twin", buys: 0, externals: 1, maxActions: 12),
         .init(name: "one purchase, any answer, two crashes", outcomes: ModelRun.Outcome.allCases, twins: 0, crashes: 2, maxActions: 13),
+        .init(name: "an error, then the charge after all, and its twin", outcomes: [.errorThenCharge], maxActions: 13),
     ]
 
     @Test("every interleaving of store events, SDK steps, game patterns and a crash keeps the contract", arguments: scenarios.indices)

@@ -7,7 +7,12 @@ import IAPCore
 /// listed by `enabled()`; `perform` takes it. Crashes drop everything the
 /// SDK thread had not done and everything the game held in memory.
 final class ModelRun {
-    enum Outcome: String, CaseIterable { case success, cancel, interrupted, askToBuy }
+    enum Outcome: String, CaseIterable {
+        case success, cancel, interrupted, askToBuy
+        /// The store reports an error, then charges after all (a bank check
+        /// that passes later): the charge comes through the update stream.
+        case errorThenCharge
+    }
 
     struct Scenario: Sendable {
         let name: String
@@ -118,6 +123,9 @@ final class ModelRun {
             case .askToBuy:
                 world.pendings.append((call.key, call.productID, .askToBuy))
                 store.send(.pending(key: call.key, productID: call.productID, reason: "askToBuy"))
+            case .errorThenCharge:
+                world.pendings.append((call.key, call.productID, .chargeLater))
+                store.send(.purchaseFailed(key: call.key, productID: call.productID, failure: .unknown))
             }
         case .resolve(let i, let approve):
             let p = world.pendings.remove(at: i)

@@ -10,7 +10,8 @@ final class ModelWorld: @unchecked Sendable {
         let token: Int64?
         var finished = false
     }
-    enum Waiting: String { case askToBuy, interrupted }
+    /// `chargeLater`: the purchase call failed, and the charge comes later.
+    enum Waiting: String { case askToBuy, interrupted, chargeLater }
 
     var txns: [Txn] = []
     /// Purchases the store has not answered yet: (key, product).
