@@ -72,7 +72,13 @@ struct SimTransaction: Sendable {
             expiresDateMs: expiresMs, revocationDateMs: revokedMs, revocationReason: revokeReason,
             price: Price.times(price, quantity),
             currency: currency, quantity: quantity, token: token, verified: verified, jws: nil, environment: "simulator",
-            isUpgraded: upgraded, familyShared: familyShared, storefront: storefront)
+            isUpgraded: upgraded,
+            // A renewal is the store's: it carries the first purchase's token
+            // but answers no click (StoreKit's reason .renewal). The simulator
+            // makes renewals store-initiated in the same chain; an upgrade is
+            // in the chain too, but a click's.
+            isRenewal: storeInitiated && originalID != id && kind == .autoRenewableSubscription,
+            familyShared: familyShared, storefront: storefront)
     }
 }
 
