@@ -43,6 +43,11 @@ command -v llvm-nm >/dev/null || die "llvm-nm not found (it comes with the Swift
 work=$root/.build-apple
 sdkdir=$work/sdk
 bash "$sets/prepare.sh" "$sdkdir" > /dev/null
+# docs/APPLE.md's table of every StoreKit API the backend uses: each cited
+# line of the iPhoneOS 26.2 interface declares what the row names, with the
+# availability the row states.
+python3 scripts/apple/check_api_table.py "$sdkdir/iPhoneOS26.2.sdk/System/Library/Frameworks/StoreKit.framework/Modules/StoreKit.swiftmodule/arm64e-apple-ios.swiftinterface" \
+  || die "docs/APPLE.md's StoreKit API table does not match the iPhoneOS 26.2 interface (above)"
 clang=$(dirname "$(readlink -f "$(command -v swiftc)")")/clang
 modules=(IAPCore IAPSimulator IAPStoreKit IAPBridge)
 sk165=$work/ref/storekit-ios16.5.txt
