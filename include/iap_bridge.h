@@ -275,6 +275,18 @@ int32_t iap_buy(iap_bridge *b, const char *product_id, int64_t click_ms, int64_t
  * was requested; otherwise the answer is a "7" failure). */
 int32_t iap_buy_quantity(iap_bridge *b, const char *product_id, int32_t quantity, int64_t click_ms, int64_t *out_key);
 
+/* iap_buy with a win-back offer (iOS 18+; StoreKit's winBackOffer purchase
+ * option): `offer_id` is the "id" of one of the product's "winBackOffers" in
+ * the "999" (the offers this player may take now: a lapsed subscriber).
+ * One unit. The "7" carries "offer" {"type":"winBack","id":...} and the
+ * offer's price. An offer the player may no longer take is a "7" failure
+ * (result "5", productUnavailable, with a message); below iOS 18, or on a
+ * store without win-back offers, a "7" result "4". Both strings are borrowed
+ * for the call only. Returns what iap_buy returns, and IAP_E_NULL_ARG
+ * (offer_id) or IAP_E_INVALID_ARG (an empty offer_id, one over 256 bytes or
+ * with control characters). */
+int32_t iap_buy_offer(iap_bridge *b, const char *product_id, const char *offer_id, int64_t click_ms, int64_t *out_key);
+
 /* Confirms a "7" or "revoked" message: the game has granted (or taken back)
  * the item and saved. Every key has at most one such message (an interrupted
  * payment or Ask to Buy is a "pending" message, not a result), and a confirm
@@ -384,6 +396,17 @@ int32_t iap_app_transaction(iap_bridge *b);
  * iap_redeem_offer_code has not answered yet. Returns IAP_OK, IAP_E_BUSY,
  * IAP_E_NOT_SUPPORTED, IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
 int32_t iap_manage_subscriptions(iap_bridge *b);
+
+/* iap_manage_subscriptions for one subscription group: the sheet shows that
+ * group only (StoreKit's showManageSubscriptions(in:subscriptionGroupID:),
+ * iOS 17+). `group_id` is a "subscriptionGroupID" from the "999" (borrowed
+ * for the call). The "sheet" message that follows has sheet
+ * "manageSubscriptions" and "subscriptionGroupID". Returns what
+ * iap_manage_subscriptions returns, and IAP_E_NULL_ARG (group_id),
+ * IAP_E_INVALID_ARG (empty, over 255 bytes, control characters; the
+ * simulator also refuses a group its catalog does not have) and
+ * IAP_E_NOT_SUPPORTED below iOS 17. */
+int32_t iap_manage_subscription_group(iap_bridge *b, const char *group_id);
 
 /* Opens the refund request sheet for the transaction `transaction_id` (the
  * "transactionID" of a "7", decimal digits). A "sheet" message with sheet

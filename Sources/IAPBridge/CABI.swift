@@ -102,6 +102,18 @@ public func iap_buy_quantity(_ b: OpaquePointer?, _ productID: UnsafePointer<CCh
     }
 }
 
+@_cdecl("iap_buy_offer")
+public func iap_buy_offer(_ b: OpaquePointer?, _ productID: UnsafePointer<CChar>?, _ offerID: UnsafePointer<CChar>?,
+                          _ clickMs: Int64, _ outKey: UnsafeMutablePointer<Int64>?) -> Int32 {
+    outKey?.pointee = 0
+    return withBridge("iap_buy_offer", b) { (c: Coordinator) throws(IAPError) in
+        let id = try CStrings.string(productID, name: "product_id", limit: maxProductIDBytes)
+        let offer = try CStrings.string(offerID, name: "offer_id", limit: maxProductIDBytes)
+        let key = try c.buy(productID: id, clickMs: clickMs, winBackOfferID: offer)
+        outKey?.pointee = key
+    }
+}
+
 @_cdecl("iap_confirm")
 public func iap_confirm(_ b: OpaquePointer?, _ key: Int64) -> Int32 {
     withBridge("iap_confirm", b) { (c: Coordinator) throws(IAPError) in try c.confirm(key: key) }

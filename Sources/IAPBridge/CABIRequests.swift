@@ -29,6 +29,14 @@ public func iap_request_refund(_ b: OpaquePointer?, _ transactionID: UnsafePoint
     }
 }
 
+@_cdecl("iap_manage_subscription_group")
+public func iap_manage_subscription_group(_ b: OpaquePointer?, _ groupID: UnsafePointer<CChar>?) -> Int32 {
+    withBridge("iap_manage_subscription_group", b) { (c: Coordinator) throws(IAPError) in
+        let g = try CStrings.string(groupID, name: "group_id", limit: 255)
+        try c.showSheet(.manageSubscriptionGroup(groupID: g))
+    }
+}
+
 @_cdecl("iap_redeem_offer_code")
 public func iap_redeem_offer_code(_ b: OpaquePointer?) -> Int32 {
     withBridge("iap_redeem_offer_code", b) { (c: Coordinator) throws(IAPError) in try c.showSheet(.offerCode) }

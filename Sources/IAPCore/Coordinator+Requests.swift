@@ -37,6 +37,14 @@ extension Coordinator {
     /// it (no leading zeros), so the "sheet" and the "revoked" that follows
     /// name it alike.
     static func checked(_ sheet: StoreSheet) throws(IAPError) -> StoreSheet {
+        if case .manageSubscriptionGroup(let g) = sheet {
+            // StoreKit's group IDs are short digit strings; the simulator's
+            // come from the catalog. Anything longer is not one.
+            guard !g.isEmpty, g.utf8.count <= 255, !g.utf8.contains(where: { $0 < 0x20 }) else {
+                throw IAPError(.invalidArgument, "group_id must be a subscription group ID (1 to 255 bytes, no control characters), got \"\(g.prefix(40))\"")
+            }
+            return sheet
+        }
         guard case .refund(let id) = sheet else { return sheet }
         guard !id.isEmpty, id.utf8.count <= 20, id.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let n = UInt64(id) else {
             throw IAPError(.invalidArgument, "transaction_id must be a store transaction ID: decimal digits, got \"\(id.prefix(40))\"")

@@ -202,10 +202,18 @@ public final class Coordinator: @unchecked Sendable {
     /// last key + 1)`, when `clickMs <= 0` or is at or below a key handed
     /// out before: C7); returns the key. The purchase itself starts on the SDK thread; its
     /// result arrives as a `"7"`.
-    public func buy(productID: String, clickMs: Int64, quantity: Int = 1) throws(IAPError) -> Int64 {
+    /// `winBackOfferID`: buy with this win-back offer (one from the `"999"`'s
+    /// `winBackOffers`); one unit only.
+    public func buy(productID: String, clickMs: Int64, quantity: Int = 1, winBackOfferID: String? = nil) throws(IAPError) -> Int64 {
         try Coordinator.validateProductID(productID)
         guard (1...10).contains(quantity) else {
             throw IAPError(.invalidArgument, "quantity must be 1 to 10 (the App Store's limit), got \(quantity)")
+        }
+        if let offer = winBackOfferID {
+            guard !offer.isEmpty, offer.utf8.count <= 255, !offer.utf8.contains(where: { $0 < 0x20 }) else {
+                throw IAPError(.invalidArgument, "offer_id must be a win-back offer ID from the \"999\"'s winBackOffers (1 to 255 bytes, no control characters), got \"\(offer.prefix(40))\"")
+            }
+            guard quantity == 1 else { throw IAPError(.invalidArgument, "a win-back offer buys one unit, got quantity \(quantity)") }
         }
         guard clickMs < Outbox.clickLimit else {
             throw IAPError(.invalidArgument, "click_ms \(clickMs) is not a time in milliseconds: a click must be below 2^61 (\(Outbox.clickLimit)); pass 0 to let the SDK pick the key")
@@ -237,7 +245,9 @@ public final class Coordinator: @unchecked Sendable {
             // Posted under `gate`: a close that follows sees this purchase
             // ahead of it. Posting takes the executor's queue lock only.
             let key = k
-            guard executor.post({ [self] in startPurchase(key: key, productID: productID, quantity: quantity) }) else {
+            guard executor.post({ [self] in
+                startPurchase(key: key, productID: productID, quantity: quantity, winBackOfferID: winBackOfferID)
+            }) else {
                 throw IAPError(.closed, "the bridge is closed")
             }
             lastKey = key
@@ -361,7 +371,7 @@ public final class Coordinator: @unchecked Sendable {
 
     // MARK: Jobs on the SDK thread
 
-    private func startPurchase(key: Int64, productID: String, quantity: Int) {
+    private func startPurchase(key: Int64, productID: String, quantity: Int, winBackOfferID: String?) {
         guard !closed else { return }
         do throws(IAPError) {
             // C5, C7: the key is written before anything can answer it, and
@@ -375,9 +385,18 @@ public final class Coordinator: @unchecked Sendable {
             return
         }
         do throws(IAPError) {
-            try store.purchase(productID: productID, key: key, token: PurchaseToken(key: key, install: install), quantity: quantity)
+            let token = PurchaseToken(key: key, install: install)
+            if let winBackOfferID {
+                try store.purchase(productID: productID, key: key, token: token, winBackOfferID: winBackOfferID)
+            } else {
+                try store.purchase(productID: productID, key: key, token: token, quantity: quantity)
+            }
         } catch {
-            let failure: PurchaseFailure = error.code == .unknownProduct ? .productUnavailable : .unknown
+            let failure: PurchaseFailure = switch error.code {
+            case .unknownProduct: .productUnavailable
+            case .notSupported: .notAllowed
+            default: .unknown
+            }
             handleFailure(key: key, productID: productID, failure: failure, detail: error.message)
         }
     }

@@ -35,6 +35,7 @@ public enum Messages {
         w.bool("alreadyOwned", alreadyOwned)
         w.string("ownershipType", t.ownershipType)
         w.string("storefront", t.storefront)
+        w.offer(t.offer)
         if t.kind == .autoRenewableSubscription { w.bool("isUpgraded", t.isUpgraded) }
         if let clickKey { w.string("clickKey", String(clickKey)) }
         w.string("environment", t.environment)
@@ -101,6 +102,7 @@ public enum Messages {
             o.value("introductoryOffer", p.introductoryOffer ?? .null)
             o.value("introOfferEligible", p.introOfferEligible.map { .bool($0) } ?? .null)
             o.bool("familyShareable", p.familyShareable)
+            if p.kind == .autoRenewableSubscription { o.value("winBackOffers", .array(p.winBackOffers)) }
             items.bytesAppend(o.finish())
         }
         items.appendRaw("]")
@@ -141,6 +143,7 @@ public enum Messages {
             o.int("expiresDate", t.expiresDateMs)
             o.string("ownershipType", t.ownershipType)
             o.string("storefront", t.storefront)
+            o.offer(t.offer)
             items.bytesAppend(o.finish())
         }
         items.appendRaw("]")

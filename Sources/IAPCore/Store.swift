@@ -40,6 +40,13 @@ public protocol Store: AnyObject, Sendable {
     /// Throws what `validatePurchase` throws.
     func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError)
 
+    /// Starts a purchase of one unit with a win-back offer (StoreKit's
+    /// `.winBackOffer(_:)` purchase option, iOS 18), as `purchase` does
+    /// otherwise. An offer the player may not take (unknown, not eligible)
+    /// answers a `.purchaseFailed`, as StoreKit's `ineligibleForOffer` does.
+    /// Default: throws `.notSupported`.
+    func purchase(productID: String, key: Int64, token: PurchaseToken, winBackOfferID: String) throws(IAPError)
+
     /// Finishes a transaction: the game has confirmed it. Idempotent. When
     /// the store has really finished it, it may report `.finished`.
     func finish(transactionID: String)
@@ -78,6 +85,10 @@ public protocol Store: AnyObject, Sendable {
 extension Store {
     public func attach(scheduler: StoreScheduler) {}
     public func validatePurchase(productID: String, quantity: Int) throws(IAPError) {}
+
+    public func purchase(productID: String, key: Int64, token: PurchaseToken, winBackOfferID: String) throws(IAPError) {
+        throw IAPError(.notSupported, "the \(name) store does not sell with win-back offers")
+    }
 
     public func finish(transactionIDs: [String]) {
         for id in transactionIDs { finish(transactionID: id) }
@@ -180,6 +191,9 @@ public struct StoreTransaction: Sendable, Equatable {
     /// The App Store country the purchase was made in (ISO 3166 alpha-3,
     /// e.g. "USA"); nil when the store did not say.
     public var storefront: String?
+    /// The offer this transaction used (a free trial, a win-back offer...);
+    /// nil at the regular price or when the store did not say.
+    public var offer: TransactionOffer?
     /// `familyShared` as the messages' `ownershipType` (StoreKit's names).
     public var ownershipType: String { familyShared ? "familyShared" : "purchased" }
 
@@ -187,7 +201,8 @@ public struct StoreTransaction: Sendable, Equatable {
                 expiresDateMs: Int64? = nil, revocationDateMs: Int64? = nil, revocationReason: String? = nil,
                 price: String, currency: String, quantity: Int64 = 1, token: PurchaseToken? = nil,
                 verified: Bool = true, jws: String? = nil, environment: String, isUpgraded: Bool = false,
-                isRenewal: Bool = false, alreadyOwned: Bool = false, familyShared: Bool = false, storefront: String? = nil) {
+                isRenewal: Bool = false, alreadyOwned: Bool = false, familyShared: Bool = false, storefront: String? = nil,
+                offer: TransactionOffer? = nil) {
         self.id = id
         self.originalID = originalID
         self.productID = productID
@@ -208,6 +223,7 @@ public struct StoreTransaction: Sendable, Equatable {
         self.alreadyOwned = alreadyOwned
         self.familyShared = familyShared
         self.storefront = storefront
+        self.offer = offer
     }
 }
 
@@ -258,10 +274,17 @@ public struct ProductInfo: Sendable, Equatable {
     /// Family Sharing: a purchase also entitles the player's family
     /// (StoreKit's `isFamilyShareable`; the `.storekit` file's `familyShareable`).
     public var familyShareable: Bool
+    /// The win-back offers this player may take now (StoreKit's
+    /// `winBackOffers` filtered by the renewal info's
+    /// `eligibleWinBackOfferIDs`, iOS 18): each
+    /// `{"id","paymentMode","period","periods","price"}`; buy with one through
+    /// `iap_buy_offer`. Empty for anything but an auto-renewable subscription.
+    public var winBackOffers: [JSONValue]
 
     public init(id: String, title: String, description: String, price: String, displayPrice: String, currency: String,
                 kind: ProductKind, subscriptionPeriod: String? = nil, subscriptionGroupID: String? = nil,
-                introductoryOffer: JSONValue? = nil, introOfferEligible: Bool? = nil, familyShareable: Bool = false) {
+                introductoryOffer: JSONValue? = nil, introOfferEligible: Bool? = nil, familyShareable: Bool = false,
+                winBackOffers: [JSONValue] = []) {
         self.id = id
         self.title = title
         self.description = description
@@ -274,6 +297,7 @@ public struct ProductInfo: Sendable, Equatable {
         self.introductoryOffer = introductoryOffer
         self.introOfferEligible = introOfferEligible
         self.familyShareable = familyShareable
+        self.winBackOffers = winBackOffers
     }
 }
 

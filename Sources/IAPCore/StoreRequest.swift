@@ -20,6 +20,9 @@ public enum StoreRequest: Sendable, Equatable {
 public enum StoreSheet: Sendable, Equatable {
     /// The App Store's subscription management (cancel, change plan).
     case manageSubscriptions
+    /// The same, showing one subscription group only (StoreKit's
+    /// `showManageSubscriptions(in:subscriptionGroupID:)`, iOS 17).
+    case manageSubscriptionGroup(groupID: String)
     /// A refund request for one transaction (StoreKit's beginRefundRequest).
     case refund(transactionID: String)
     /// The offer code redemption sheet; a redeemed code's purchase arrives
@@ -29,7 +32,7 @@ public enum StoreSheet: Sendable, Equatable {
     /// The `"sheet"` message's name for it.
     public var name: String {
         switch self {
-        case .manageSubscriptions: return "manageSubscriptions"
+        case .manageSubscriptions, .manageSubscriptionGroup: return "manageSubscriptions"
         case .refund: return "refund"
         case .offerCode: return "offerCode"
         }

@@ -62,6 +62,7 @@ extension Messages {
         w.string("sheet", sheet.name)
         w.string("outcome", outcome)
         if case .refund(let id) = sheet { w.string("transactionID", id) }
+        if case .manageSubscriptionGroup(let g) = sheet { w.string("subscriptionGroupID", g) }
         if let message { w.string("message", message) }
         return w.finish()
     }

@@ -14,6 +14,11 @@ public struct CatalogProduct: Sendable, Equatable {
     public var subscriptionGroupID: String?
     public var groupNumber: Int?
     public var introductoryOffer: JSONValue?
+    /// The introductory offer's terms (what a first subscription in the
+    /// group is charged and for how long).
+    public var introTerms: CatalogOffer? = nil
+    /// The win-back offers (`winbackOffers`).
+    public var winBackOffers: [CatalogOffer] = []
 
     public static func == (a: CatalogProduct, b: CatalogProduct) -> Bool {
         a.id == b.id && a.kind == b.kind && a.price == b.price && a.subscriptionPeriod == b.subscriptionPeriod
@@ -153,18 +158,23 @@ public struct Catalog: Sendable {
             }
         }
         var intro: JSONValue? = nil
-        if let io = o["introductoryOffer"]?.objectValue {
-            intro = offer(io)
-        } else if let first = o["introductoryOffers"]?.arrayValue?.first?.objectValue {
-            intro = offer(first)
+        let introObject = o["introductoryOffer"]?.objectValue ?? o["introductoryOffers"]?.arrayValue?.first?.objectValue
+        if let introObject { intro = offer(introObject) }
+        let winBacks = (o["winbackOffers"]?.arrayValue ?? o["winBackOffers"]?.arrayValue ?? []).compactMap { v in
+            v.objectValue.flatMap { CatalogOffer.read($0, kind: .winBack) }
         }
         let period = o["recurringSubscriptionPeriod"]?.stringValue
         if let period, ISODuration(period) == nil { throw fail("product \(id) has period \"\(period)\", not an ISO 8601 duration") }
-        return CatalogProduct(
+        var product = CatalogProduct(
             id: id, kind: kind, price: price, familyShareable: o["familyShareable"]?.boolValue ?? false,
             referenceName: o["referenceName"]?.stringValue ?? id, localizations: locs,
             subscriptionPeriod: period, subscriptionGroupID: o["subscriptionGroupID"]?.stringValue,
             groupNumber: o["groupNumber"]?.int64Value.map { Int(clamping: $0) }, introductoryOffer: intro)
+        if kind == .autoRenewableSubscription {
+            product.introTerms = introObject.flatMap { CatalogOffer.read($0, kind: .introductory) }
+            product.winBackOffers = winBacks
+        }
+        return product
     }
 
     private static func offer(_ o: [String: JSONValue]) -> JSONValue {

@@ -26,6 +26,8 @@ struct SimTransaction: Sendable {
     /// The storefront the store was in when it charged (nil in records
     /// written before it was kept).
     var storefront: String? = nil
+    /// The offer the charge used (an introductory or win-back offer).
+    var offer: TransactionOffer? = nil
 
     /// Unfinished as StoreKit's `Transaction.unfinished` lists it: never
     /// finished, or revoked and that not yet seen by the app.
@@ -47,6 +49,12 @@ struct SimTransaction: Sendable {
         if familyShared { w.bool("family", true) }
         if quantity != 1 { w.int("qty", quantity) }
         if let storefront { w.string("sf", storefront) }
+        if let offer {
+            w.string("ofk", offer.kind.rawValue)
+            w.string("ofi", offer.id)
+            w.string("ofm", offer.paymentMode?.rawValue)
+            w.string("ofp", offer.period)
+        }
         return w.finish()
     }
 
@@ -63,6 +71,11 @@ struct SimTransaction: Sendable {
         t.familyShared = o["family"]?.boolValue ?? false
         if let q = o["qty"]?.int64Value, (1...10).contains(q) { t.quantity = q }
         t.storefront = o["sf"]?.stringValue
+        if let k = o["ofk"]?.stringValue.flatMap(TransactionOffer.Kind.init(rawValue:)) {
+            t.offer = TransactionOffer(kind: k, id: o["ofi"]?.stringValue,
+                                       paymentMode: o["ofm"]?.stringValue.flatMap(TransactionOffer.PaymentMode.init(rawValue:)),
+                                       period: o["ofp"]?.stringValue)
+        }
         return t
     }
 
@@ -78,7 +91,7 @@ struct SimTransaction: Sendable {
             // makes renewals store-initiated in the same chain; an upgrade is
             // in the chain too, but a click's.
             isRenewal: storeInitiated && originalID != id && kind == .autoRenewableSubscription,
-            familyShared: familyShared, storefront: storefront)
+            familyShared: familyShared, storefront: storefront, offer: offer)
     }
 }
 

@@ -74,6 +74,11 @@ extension SimulatedStore {
         var t = SimTransaction(id: nextTxnID, originalID: last.originalID, productID: p.id, kind: p.kind,
                                purchaseMs: startMs, price: price)
         t.expiresMs = (ISODuration(p.subscriptionPeriod ?? "P1M") ?? ISODuration("P1M")!).added(to: startMs)
+        if let terms = offerForRenewalLocked(after: last, product: p) {
+            t.offer = terms.transactionOffer
+            t.price = terms.price
+            t.expiresMs = terms.firstTermEnd(from: startMs)
+        }
         t.token = last.token
         t.storeInitiated = true
         t.storefront = storefront

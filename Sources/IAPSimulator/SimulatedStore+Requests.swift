@@ -7,7 +7,11 @@ import IAPCore
 extension SimulatedStore {
     // MARK: Store protocol
 
-    public func validate(_ request: StoreRequest) throws(IAPError) {}
+    public func validate(_ request: StoreRequest) throws(IAPError) {
+        if case .sheet(.manageSubscriptionGroup(let g)) = request, !subscriptionGroups.contains(g) {
+            throw IAPError(.invalidArgument, "no subscription group \"\(g.prefix(60))\" in the simulator's catalog (a group ID is a subscriptionGroupID from the \"999\")")
+        }
+    }
 
     public func perform(_ request: StoreRequest) {
         var out: [StoreEvent] = []
@@ -86,8 +90,12 @@ extension SimulatedStore {
     /// the request and Apple grants it).
     private func answerSheetLocked(_ sheet: StoreSheet, _ script: (outcome: String, productID: String?)?, _ out: inout [StoreEvent]) {
         switch sheet {
-        case .manageSubscriptions:
-            if script?.outcome == "cancel", let pid = script?.productID, let g = catalog.product(pid)?.subscriptionGroupID {
+        case .manageSubscriptions, .manageSubscriptionGroup:
+            // The sheet of one group cancels in that group only.
+            var shown: String? = nil
+            if case .manageSubscriptionGroup(let g) = sheet { shown = g }
+            if script?.outcome == "cancel", let pid = script?.productID, let g = catalog.product(pid)?.subscriptionGroupID,
+               shown == nil || shown == g {
                 if (try? persist([event("renew") { $0.string("group", g); $0.bool("on", false) }])) != nil {
                     autoRenewOff.insert(g)
                 }

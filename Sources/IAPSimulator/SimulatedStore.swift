@@ -75,11 +75,11 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     /// The bridge's executor: the purchase delay and the renewal timer run on it.
     var scheduler: StoreScheduler? = nil
     /// Purchases waiting out `purchaseDelayMs`, by key.
-    var delayed: [Int64: (productID: String, token: PurchaseToken, quantity: Int)] = [:]
+    var delayed: [Int64: (productID: String, token: PurchaseToken, quantity: Int, winBack: String?)] = [:]
     /// Purchases whose payment sheet was still up when the bridge closed:
     /// they complete at the next start, answering the purchase call (as a
     /// StoreKit purchase interrupted by a quit completes after relaunch).
-    var landing: [(key: Int64, productID: String, token: PurchaseToken, quantity: Int)] = []
+    var landing: [(key: Int64, productID: String, token: PurchaseToken, quantity: Int, winBack: String?)] = []
     private let lockFD: Int32
     let timeFactor: Int64
     let openRealMs: Int64
@@ -199,7 +199,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                 let q = e["qty"]?.int64Value.flatMap { (1...10).contains($0) ? Int($0) : nil } ?? 1
                 // Records before the token was kept: a version-1 token (this install's).
                 let token = e["token"]?.stringValue.flatMap(PurchaseToken.init(uuidString:)) ?? PurchaseToken(key: key)
-                landing.append((key, product, token, q))
+                landing.append((key, product, token, q, e["offer"]?.stringValue))
             }
         case "land":
             landing.removeAll()
@@ -270,7 +270,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             reannounceMessagesLocked(&out)
         }
         emit(out)
-        let flights: [(key: Int64, productID: String, token: PurchaseToken, quantity: Int)] = lock.withLock {
+        let flights: [(key: Int64, productID: String, token: PurchaseToken, quantity: Int, winBack: String?)] = lock.withLock {
             defer { landing.removeAll() }
             return landing
         }
@@ -280,7 +280,9 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             // mark loses a payment that was never taken, as a real one can.
             let marked: Bool = lock.withLock { (try? persist([event("land") { _ in }])) != nil }
             if marked {
-                for f in flights { purchaseNow(productID: f.productID, key: f.key, token: f.token, quantity: f.quantity) }
+                for f in flights {
+                    purchaseNow(productID: f.productID, key: f.key, token: f.token, quantity: f.quantity, winBackOfferID: f.winBack)
+                }
             }
         }
         if options.tickMs > 0 && catalog.products.contains(where: { $0.kind == .autoRenewableSubscription }) {
@@ -337,7 +339,8 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                            subscriptionPeriod: p.subscriptionPeriod, subscriptionGroupID: p.subscriptionGroupID,
                            introductoryOffer: p.introductoryOffer,
                            introOfferEligible: p.introductoryOffer == nil ? nil : !hasSubscribedLocked(group: p.subscriptionGroupID),
-                           familyShareable: p.familyShareable)
+                           familyShareable: p.familyShareable,
+                           winBackOffers: eligibleWinBackOffersLocked(p).map(\.json))
     }
 
     /// Several units only of a consumable (StoreKit's `.quantity`).
@@ -353,23 +356,31 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     /// Answers after `purchaseDelayMs` on the bridge's executor (at once
     /// without one: a store used on its own, as some tests do).
     public func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
+        try purchase(productID: productID, key: key, token: token, quantity: quantity, winBack: nil)
+    }
+
+    public func purchase(productID: String, key: Int64, token: PurchaseToken, winBackOfferID: String) throws(IAPError) {
+        try purchase(productID: productID, key: key, token: token, quantity: 1, winBack: winBackOfferID)
+    }
+
+    private func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int, winBack: String?) throws(IAPError) {
         try validatePurchase(productID: productID, quantity: quantity)
         let s: StoreScheduler? = lock.withLock {
             guard let s = scheduler, options.purchaseDelayMs > 0 else { return nil }
-            delayed[key] = (productID, token, quantity)
+            delayed[key] = (productID, token, quantity, winBack)
             return s
         }
         if let s {
             s.after(ms: options.purchaseDelayMs) { [weak self] in
                 guard let self, self.lock.withLock({ self.delayed.removeValue(forKey: key) }) != nil else { return }
-                self.purchaseNow(productID: productID, key: key, token: token, quantity: quantity)
+                self.purchaseNow(productID: productID, key: key, token: token, quantity: quantity, winBackOfferID: winBack)
             }
         } else {
-            purchaseNow(productID: productID, key: key, token: token, quantity: quantity)
+            purchaseNow(productID: productID, key: key, token: token, quantity: quantity, winBackOfferID: winBack)
         }
     }
 
-    func purchaseNow(productID: String, key: Int64, token: PurchaseToken, quantity: Int) {
+    func purchaseNow(productID: String, key: Int64, token: PurchaseToken, quantity: Int, winBackOfferID: String? = nil) {
         var out: [StoreEvent] = []
         lock.withLock {
             guard !stopped, let p = catalog.product(productID) else { return }
@@ -403,6 +414,16 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                 out.append(.purchaseFailed(key: key, productID: productID, failure: SimulatedStore.failure(named: e.type) ?? .unknown))
                 return
             }
+            // A win-back offer is for a lapsed subscriber who has not taken
+            // it yet (StoreKit: Product.PurchaseError.ineligibleForOffer).
+            var offer: TransactionOffer? = nil
+            if let winBackOfferID {
+                guard let o = eligibleWinBackOfferLocked(p, id: winBackOfferID) else {
+                    out.append(.purchaseFailed(key: key, productID: productID, failure: .productUnavailable))
+                    return
+                }
+                offer = o
+            }
             // Something owned is not charged again: StoreKit answers with the existing transaction.
             if let owned = ownedTransactionLocked(for: p) {
                 var st = owned.storeTransaction(currency: currency)
@@ -423,7 +444,9 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                 return
             }
             let t: SimTransaction
-            do throws(IAPError) { t = try chargeLocked(p, token: token, storeInitiated: false, quantity: quantity, &out) } catch {
+            do throws(IAPError) {
+                t = try chargeLocked(p, token: token, storeInitiated: false, quantity: quantity, offer: offer, &out)
+            } catch {
                 // The store could not record the charge: nothing was charged.
                 out.append(.purchaseFailed(key: key, productID: productID, failure: .unknown))
                 return
@@ -525,6 +548,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                     $0.string("product", f.productID)
                     $0.string("token", f.token.uuidString)
                     if f.quantity != 1 { $0.int("qty", Int64(f.quantity)) }
+                    if let o = f.winBack { $0.string("offer", o) }
                 }
             })
             delayed.removeAll()
@@ -552,9 +576,17 @@ public final class SimulatedStore: Store, @unchecked Sendable {
 
     /// Creates and durably records a new transaction for `p`.
     func chargeLocked(_ p: CatalogProduct, token: PurchaseToken?, storeInitiated: Bool, verified: Bool = true,
-                      familyShared: Bool = false, quantity: Int = 1, _ out: inout [StoreEvent]) throws(IAPError) -> SimTransaction {
+                      familyShared: Bool = false, quantity: Int = 1, offer winBack: TransactionOffer? = nil,
+                      _ out: inout [StoreEvent]) throws(IAPError) -> SimTransaction {
         let now = nowLocked()
         var t = SimTransaction(id: nextTxnID, originalID: nextTxnID, productID: p.id, kind: p.kind, purchaseMs: now, price: p.price)
+        // The offer this charge takes: the win-back offer bought with, or the
+        // group's introductory offer for a player who never subscribed in it
+        // (a renewal's offer is decided in renewLocked).
+        let terms = p.kind == .autoRenewableSubscription
+            ? (winBack.flatMap { w in p.winBackOffers.first { $0.id == w.id } }
+                ?? (hasSubscribedLocked(group: p.subscriptionGroupID) ? nil : p.introTerms))
+            : nil
         t.token = token
         t.verified = verified
         t.storeInitiated = storeInitiated
@@ -568,6 +600,11 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         case .autoRenewableSubscription:
             let period = ISODuration(p.subscriptionPeriod ?? "P1M") ?? ISODuration("P1M")!
             t.expiresMs = period.added(to: now)
+            if let terms {
+                t.offer = terms.transactionOffer
+                t.price = terms.price
+                t.expiresMs = terms.firstTermEnd(from: now)
+            }
             if let g = p.subscriptionGroupID, let current = activeSubscriptionLocked(group: g) {
                 // An upgrade replaces the current plan at once, in the same chain.
                 t.originalID = current.originalID

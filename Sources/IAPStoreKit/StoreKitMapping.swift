@@ -30,6 +30,9 @@ enum StoreKitMapping {
         if let e = error as? Product.PurchaseError {
             if e == .productUnavailable { return .productUnavailable }
             if e == .purchaseNotAllowed { return .notAllowed }
+            // The offer is no longer this player's (a win-back offer taken or
+            // expired): the product cannot be bought on those terms.
+            if e == .ineligibleForOffer { return .productUnavailable }
             return .unknown  // invalidQuantity and the promotional-offer errors
         }
         if error is URLError { return .networkError }
@@ -157,7 +160,8 @@ enum StoreKitMapping {
             quantity: Int64(t.purchasedQuantity),
             token: t.appAccountToken.flatMap { PurchaseToken(uuidString: $0.uuidString) },
             verified: verified, jws: jws, environment: environment(t), isUpgraded: t.isUpgraded,
-            isRenewal: isRenewal(t), familyShared: t.ownershipType == .familyShared, storefront: storefront(t))
+            isRenewal: isRenewal(t), familyShared: t.ownershipType == .familyShared, storefront: storefront(t),
+            offer: offer(of: t))
     }
 
     /// The storefront of the purchase: `storefront` from iOS 17, below it

@@ -34,6 +34,11 @@ extension StoreKitStore {
                     throw IAPError(.notSupported, "the offer code sheet needs iOS 16 (presentOfferCodeRedeemSheet)")
                 }
             }
+            if case .manageSubscriptionGroup = sheet {
+                guard #available(iOS 17.0, *), OSCheck.atLeast(17, 0) else {
+                    throw IAPError(.notSupported, "the manage sheet of one subscription group needs iOS 17 (showManageSubscriptions(in:subscriptionGroupID:)); iap_manage_subscriptions shows every group")
+                }
+            }
             #else
             throw IAPError(.notSupported, "StoreKit shows the \(sheet.name) sheet on iOS only")
             #endif
@@ -182,6 +187,10 @@ extension StoreKitStore {
             switch sheet {
             case .manageSubscriptions:
                 try await AppStore.showManageSubscriptions(in: scene)
+                return ("dismissed", nil)
+            case .manageSubscriptionGroup(let group):
+                guard #available(iOS 17.0, *) else { return ("error", "needs iOS 17") }
+                try await AppStore.showManageSubscriptions(in: scene, subscriptionGroupID: group)
                 return ("dismissed", nil)
             case .offerCode:
                 guard #available(iOS 16.0, *) else { return ("error", "needs iOS 16") }

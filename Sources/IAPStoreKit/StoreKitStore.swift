@@ -157,6 +157,9 @@ public final class StoreKitStore: Store, @unchecked Sendable {
                     if info.introductoryOffer != nil, let sub = p.subscription {
                         info.introOfferEligible = await sub.isEligibleForIntroOffer
                     }
+                    if info.kind == .autoRenewableSubscription {
+                        info.winBackOffers = await StoreKitMapping.eligibleWinBackOffers(p)
+                    }
                     items.append(info)
                 }
                 emit(.products(ProductsAnswer(products: items, invalid: invalid)))
@@ -189,6 +192,36 @@ public final class StoreKitStore: Store, @unchecked Sendable {
             guard !stopped else { throw IAPError(.closed, "the store is stopped") }
         }
         tasks.spawn { [self] in await runPurchase(productID: productID, key: key, token: token, quantity: quantity) }
+    }
+
+    /// A purchase with a win-back offer (iOS 18's `.winBackOffer` option):
+    /// the product is looked up, its offer of that ID found, and bought as a
+    /// promoted intent's offer is.
+    public func purchase(productID: String, key: Int64, token: PurchaseToken, winBackOfferID: String) throws(IAPError) {
+        try validatePurchase(productID: productID, quantity: 1)
+        try lock.withLock { () throws(IAPError) in
+            guard !stopped else { throw IAPError(.closed, "the store is stopped") }
+        }
+        tasks.spawn { [self] in
+            guard #available(iOS 18.0, macOS 15.0, tvOS 18.0, *), OSCheck.atLeast(18, 0) else {
+                // StoreKit has no win-back offers before iOS 18: nothing is charged.
+                emit(.purchaseFailed(key: key, productID: productID, failure: .notAllowed))
+                return
+            }
+            switch await lookup(productID) {
+            case .found(let p):
+                guard let offer = StoreKitMapping.winBackOffer(p, id: winBackOfferID) else {
+                    emit(.purchaseFailed(key: key, productID: productID, failure: .productUnavailable))
+                    return
+                }
+                await runPurchase(productID: productID, key: key, token: token, quantity: 1,
+                                  offer: PromotedOffer(product: p, subscriptionOffer: offer))
+            case .notSold:
+                emit(.purchaseFailed(key: key, productID: productID, failure: .productUnavailable))
+            case .failed(let error):
+                emit(.purchaseFailed(key: key, productID: productID, failure: StoreKitMapping.failure(for: error)))
+            }
+        }
     }
 
     public func finish(transactionID: String) {
@@ -295,10 +328,12 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         }
     }
 
-    private func runPurchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) async {
+    private func runPurchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int,
+                             offer: PromotedOffer? = nil) async {
         // A purchase the App Store promoted (PurchaseIntent) is bought as the
-        // intent says: its product, with its win-back offer.
-        let intent = lock.withLock { promoted.removeValue(forKey: productID) }
+        // intent says: its product, with its win-back offer; `offer`: the
+        // game's own choice of win-back offer (iap_buy_offer).
+        let intent = offer ?? lock.withLock { promoted.removeValue(forKey: productID) }
         let product: Product
         if let intent {
             product = intent.product

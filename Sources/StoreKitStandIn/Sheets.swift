@@ -13,6 +13,13 @@ extension AppStore {
         try World.shared.openSheet("manageSubscriptions")
     }
 
+    /// 26.2:1838-1842 (iOS 17): the same sheet, for one subscription group.
+    @available(iOS 17.0, *)
+    @MainActor
+    public static func showManageSubscriptions(in scene: UIWindowScene, subscriptionGroupID: String) async throws {
+        try World.shared.openSheet("manageSubscriptions:\(subscriptionGroupID)")
+    }
+
     /// 18.1:1412 (iOS 16): the offer code redemption sheet. A redeemed code's
     /// purchase arrives through `Transaction.updates`.
     @available(iOS 16.0, *)

@@ -161,7 +161,10 @@ public enum StandIn {
                                period: Product.SubscriptionPeriod.Unit? = nil, periodValue: Int = 1,
                                introductoryOffer: (mode: Product.SubscriptionOffer.PaymentMode,
                                                    period: Product.SubscriptionPeriod.Unit, periodValue: Int,
-                                                   count: Int, price: Decimal)? = nil) -> Product {
+                                                   count: Int, price: Decimal)? = nil,
+                               winBackOffers: [(id: String, mode: Product.SubscriptionOffer.PaymentMode,
+                                                period: Product.SubscriptionPeriod.Unit, periodValue: Int,
+                                                count: Int, price: Decimal)] = []) -> Product {
         var subscription: Product.SubscriptionInfo? = nil
         if let g = subscriptionGroupID, let unit = period {
             let intro = introductoryOffer.map { o in
@@ -171,6 +174,11 @@ public enum StandIn {
             }
             subscription = Product.SubscriptionInfo(introductoryOffer: intro, subscriptionGroupID: g,
                                                     subscriptionPeriod: Product.SubscriptionPeriod(unit: unit, value: periodValue))
+            subscription?.storedWinBackOffers = winBackOffers.map { o in
+                Product.SubscriptionOffer(id: o.id, type: .winBack, price: o.price, displayPrice: "\(o.price)",
+                                          period: Product.SubscriptionPeriod(unit: o.period, value: o.periodValue),
+                                          periodCount: o.count, paymentMode: o.mode)
+            }
         }
         return Product(id: id, type: type, displayName: displayName, description: description, price: price,
                        displayPrice: displayPrice, isFamilyShareable: isFamilyShareable, subscription: subscription,

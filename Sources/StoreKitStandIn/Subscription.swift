@@ -29,6 +29,10 @@ extension Product {
         public let promotionalOffers: [SubscriptionOffer]
         public let subscriptionGroupID: String
         public let subscriptionPeriod: SubscriptionPeriod
+        /// 26.2:784-785 (iOS 18): the win-back offers configured for it.
+        @available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, *)
+        public var winBackOffers: [SubscriptionOffer] { storedWinBackOffers }
+        var storedWinBackOffers: [SubscriptionOffer] = []
 
         /// iOS 15: whether this player may still take the group's
         /// introductory offer (never subscribed in the group before).

@@ -58,6 +58,12 @@ extension Product.SubscriptionInfo {
         /// 18.1:1595 (iOS 15, back-deployed before 18).
         public let renewalPrice: Decimal?
         let currencyCode: String?
+        /// 26.2:2237-2238 (iOS 18): the win-back offers this player may take
+        /// now. Default: every win-back offer of the product while the
+        /// group's subscription has expired, less those the player took.
+        @available(iOS 18.0, macOS 15.0, tvOS 18.0, watchOS 11.0, *)
+        public var eligibleWinBackOfferIDs: [String] { storedEligibleWinBack }
+        var storedEligibleWinBack: [String] = []
         /// 18.1:1617 (iOS 16).
         @available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, *)
         public var currency: Locale.Currency? { currencyCode.map { Locale.Currency($0) } }
@@ -158,12 +164,16 @@ extension World {
         let r = script ?? StandIn.Renewal(state: state, willAutoRenew: state == .subscribed && !off,
                                           expirationReason: off ? .autoRenewDisabled : nil)
         let product = productLocked(t.productID)
-        let info = Product.SubscriptionInfo.RenewalInfo(
+        var info = Product.SubscriptionInfo.RenewalInfo(
             originalTransactionID: t.originalID, currentProductID: t.productID, willAutoRenew: r.willAutoRenew,
             autoRenewPreference: t.productID, expirationReason: r.expirationReason, priceIncreaseStatus: r.priceIncreaseStatus,
             isInBillingRetry: r.isInBillingRetry, gracePeriodExpirationDate: r.gracePeriodExpirationDate,
             renewalDate: r.willAutoRenew ? t.expirationDate : nil, renewalPrice: r.willAutoRenew ? (r.renewalPrice ?? product?.price) : nil,
             currencyCode: product?.currencyCode)
+        if r.state == .expired, let offers = product?.subscription?.storedWinBackOffers {
+            let taken = winBackOffersTakenLocked(group: group)
+            info.storedEligibleWinBack = offers.compactMap(\.id).filter { !taken.contains($0) }
+        }
         let signed: VerificationResult<Product.SubscriptionInfo.RenewalInfo> =
             r.verified ? .verified(info) : .unverified(info, .invalidSignature)
         let txn: VerificationResult<Transaction> = latest.verified ? .verified(t) : .unverified(t, .invalidSignature)

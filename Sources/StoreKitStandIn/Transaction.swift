@@ -130,6 +130,8 @@ public struct Transaction: Identifiable, Equatable, Hashable, Sendable {
     var paidPrice: Decimal? = nil
     var paidCurrency: String? = nil
     var storefrontRaw = "USA"
+    /// The offer the purchase used (TransactionOffer.swift).
+    var offerRaw: StandInTransactionOffer? = nil
 
     init(id: UInt64, originalID: UInt64, productID: String, subscriptionGroupID: String?, purchaseDate: Date,
          originalPurchaseDate: Date, expirationDate: Date?, purchasedQuantity: Int, isUpgraded: Bool,
@@ -163,6 +165,9 @@ public struct Transaction: Identifiable, Equatable, Hashable, Sendable {
                     appAccountToken: appAccountToken, environmentRaw: environmentRaw, reasonRaw: reasonRaw)
         t.paidPrice = paidPrice
         t.paidCurrency = paidCurrency
+        t.storefrontRaw = storefrontRaw
+        t.familyShared = familyShared
+        t.offerRaw = offerRaw
         return t
     }
 

@@ -66,6 +66,15 @@ final class World: @unchecked Sendable {
     var now: Date { locked { Date().addingTimeInterval(clockOffset) } }
 
     /// True when the player has had a subscription of this group.
+    /// The win-back offers the player took in the group; called with `lock` held.
+    func winBackOffersTakenLocked(group: String) -> Set<String> {
+        Set(order.compactMap { id -> String? in
+            guard let t = entries[id]?.transaction, t.subscriptionGroupID == group,
+                  let o = t.offerRaw, o.type == .winBack else { return nil }
+            return o.id
+        })
+    }
+
     func hasSubscribed(group: String) -> Bool {
         locked { order.contains { entries[$0]?.transaction.subscriptionGroupID == group } }
     }
@@ -179,11 +188,24 @@ final class World: @unchecked Sendable {
             extras.autoRenewOff.remove(g)
         }
         var paid = offer?.price ?? p.price
-        if offer == nil, renewalOf == nil, earlier == nil, let intro = p.subscription?.introductoryOffer { paid = intro.price }
+        var used = offer
+        if offer == nil, renewalOf == nil, earlier == nil, let intro = p.subscription?.introductoryOffer {
+            paid = intro.price
+            used = intro
+        }
         var expires: Date? = nil
         if let period = p.subscription?.subscriptionPeriod {
             let start = renewalOf?.expirationDate ?? at
             expires = start.addingTimeInterval(World.seconds(period))
+            if let used, renewalOf == nil {
+                // The offer's term replaces the first period (a free trial
+                // of a week ends after a week; pay up front covers all its
+                // periods, pay as you go one at a time).
+                var end = start
+                let n = used.paymentMode == .payAsYouGo ? 1 : max(1, used.periodCount)
+                for _ in 0..<n { end = end.addingTimeInterval(World.seconds(used.period)) }
+                expires = end
+            }
         }
         var t = Transaction(
             id: id, originalID: renewalOf?.originalID ?? earlier?.originalID ?? id, productID: p.id,
@@ -195,6 +217,7 @@ final class World: @unchecked Sendable {
         t.paidPrice = paid * Decimal(quantity)
         t.paidCurrency = p.currencyCode
         t.storefrontRaw = storefrontCountry ?? "USA"
+        t.offerRaw = used.map(StandInTransactionOffer.init)
         let e = Entry(transaction: t, verified: verified, finished: false)
         entries[id] = e
         order.append(id)
@@ -366,9 +389,13 @@ final class World: @unchecked Sendable {
             case .winBackOffer(let id): winBack = .some(id)
             }
         }
+        // The product's own win-back offer of that ID; one the product does
+        // not have (a promoted intent's, made up by a test) as a free month.
         let offer: Product.SubscriptionOffer? = winBack.map { id in
-            Product.SubscriptionOffer(id: id, type: .winBack, price: 0, displayPrice: "0", period: Product.SubscriptionPeriod(unit: .month, value: 1),
-                                      periodCount: 1, paymentMode: .freeTrial)
+            p.subscription?.storedWinBackOffers.first { $0.id == id }
+                ?? Product.SubscriptionOffer(id: id, type: .winBack, price: 0, displayPrice: "0",
+                                             period: Product.SubscriptionPeriod(unit: .month, value: 1),
+                                             periodCount: 1, paymentMode: .freeTrial)
         }
         let (outcome, available, sceneFails): (StandIn.PurchaseOutcome?, Bool, Bool) = locked {
             purchaseCalls.append(StandIn.PurchaseCall(productID: p.id, appAccountToken: token, route: route,

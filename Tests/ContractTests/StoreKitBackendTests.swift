@@ -45,7 +45,7 @@ extension StoreContract {
             ErrorCase(name: "PurchaseError.invalidQuantity", error: Product.PurchaseError.invalidQuantity, expected: .unknown),
             ErrorCase(name: "PurchaseError.productUnavailable", error: Product.PurchaseError.productUnavailable, expected: .productUnavailable),
             ErrorCase(name: "PurchaseError.purchaseNotAllowed", error: Product.PurchaseError.purchaseNotAllowed, expected: .notAllowed),
-            ErrorCase(name: "PurchaseError.ineligibleForOffer", error: Product.PurchaseError.ineligibleForOffer, expected: .unknown),
+            ErrorCase(name: "PurchaseError.ineligibleForOffer", error: Product.PurchaseError.ineligibleForOffer, expected: .productUnavailable),
             ErrorCase(name: "PurchaseError.invalidOfferIdentifier", error: Product.PurchaseError.invalidOfferIdentifier, expected: .unknown),
             ErrorCase(name: "PurchaseError.invalidOfferPrice", error: Product.PurchaseError.invalidOfferPrice, expected: .unknown),
             ErrorCase(name: "PurchaseError.invalidOfferSignature", error: Product.PurchaseError.invalidOfferSignature, expected: .unknown),

@@ -333,6 +333,50 @@ struct BadInputMatrixTests {
         EntryPoint(name: "iap_manage_subscriptions", cells: merge(merge([
             .null: .probes([Probe(label: "NULL bridge", expect: .code(-7)) { _ in iap_manage_subscriptions(nil) }]),
         ], handleCells { iap_manage_subscriptions($0) }), na([.empty, .invalidUTF8, .huge, .unknownID, .negativeKey, .duplicateKey], "takes only a bridge"))),
+        EntryPoint(name: "iap_manage_subscription_group", cells: merge(merge([
+            .null: .probes([
+                Probe(label: "group_id NULL", expect: .code(-1)) { f in iap_manage_subscription_group(f.h, nil) },
+                Probe(label: "NULL bridge", expect: .code(-7)) { _ in iap_manage_subscription_group(nil, "6A0000A0") },
+            ]),
+            .empty: .probes([Probe(label: "\"\"", expect: .code(-2)) { f in iap_manage_subscription_group(f.h, "") }]),
+            .invalidUTF8: .probes([Probe(label: "FF FE", expect: .code(-2)) { f in
+                withBytes([0xFF, 0xFE]) { iap_manage_subscription_group(f.h, $0) } }]),
+            .huge: .probes([Probe(label: "1 MB", expect: .code(-2)) { f in iap_manage_subscription_group(f.h, megabyte) }]),
+            .unknownID: .probes([Probe(label: "a group the catalog does not have", expect: .code(-2)) { f in
+                iap_manage_subscription_group(f.h, "no_such_group") }]),
+        ], handleCells { iap_manage_subscription_group($0, "6A0000A0") }), na([.negativeKey, .duplicateKey], "takes a group ID, no key"))),
+        EntryPoint(name: "iap_buy_offer", cells: merge([
+            .null: .probes([
+                Probe(label: "offer_id NULL", expect: .code(-1)) { f in var k: Int64 = 7; return iap_buy_offer(f.h, "vip_monthly", nil, 1, &k) },
+                Probe(label: "product_id NULL", expect: .code(-1)) { f in var k: Int64 = 7; return iap_buy_offer(f.h, nil, "wb", 1, &k) },
+                Probe(label: "NULL bridge", expect: .code(-7)) { _ in var k: Int64 = 7; return iap_buy_offer(nil, "vip_monthly", "wb", 1, &k) },
+            ]),
+            .empty: .probes([
+                Probe(label: "offer \"\"", expect: .code(-2)) { f in var k: Int64 = 7; return iap_buy_offer(f.h, "vip_monthly", "", 1, &k) },
+                Probe(label: "product \"\"", expect: .code(-2)) { f in var k: Int64 = 7; return iap_buy_offer(f.h, "", "wb", 1, &k) },
+            ]),
+            .invalidUTF8: .probes([Probe(label: "offer FF FE", expect: .code(-2)) { f in
+                var k: Int64 = 7; return withBytes([0xFF, 0xFE]) { iap_buy_offer(f.h, "vip_monthly", $0, 1, &k) } }]),
+            .huge: .probes([Probe(label: "1 MB offer", expect: .code(-2)) { f in
+                var k: Int64 = 7; return iap_buy_offer(f.h, "vip_monthly", megabyte, 1, &k) }]),
+            .unknownID: .probes([
+                Probe(label: "no_such_product", expect: .code(-10)) { f in var k: Int64 = 7; return iap_buy_offer(f.h, "no_such_product", "wb", 1, &k) },
+                Probe(label: "an offer the player may not take: a \"7\" failure, nothing charged", expect: .code(0), mutates: true) { f in
+                    var k: Int64 = 0; return iap_buy_offer(f.h, "vip_monthly", "no_such_offer", 1, &k) },
+            ]),
+            .negativeKey: .probes([Probe(label: "click -5: the SDK picks a key", expect: .code(0), mutates: true) { f in
+                var k: Int64 = 0
+                let rc = iap_buy_offer(f.h, "vip_monthly", "no_such_offer", -5, &k)
+                #expect(k > 0 && k != f.liveKey, "an SDK key is positive and unused")
+                return rc
+            }]),
+            .duplicateKey: .probes([Probe(label: "the live key 1000: replaced by a fresh key (C7)", expect: .code(0), mutates: true) { f in
+                var k: Int64 = 7
+                let rc = iap_buy_offer(f.h, "vip_monthly", "no_such_offer", f.liveKey, &k)
+                #expect(k > f.liveKey)
+                return rc
+            }]),
+        ], handleCells { h in var k: Int64 = 7; return iap_buy_offer(h, "vip_monthly", "wb", 1, &k) })),
         EntryPoint(name: "iap_request_refund", cells: merge([
             .null: .probes([
                 Probe(label: "transaction_id NULL", expect: .code(-1)) { f in iap_request_refund(f.h, nil) },

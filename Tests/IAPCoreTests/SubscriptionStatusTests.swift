@@ -83,7 +83,9 @@ struct SubscriptionStatusTests {
         let msgs = b.drain()
         #expect(Self.of(msgs, "storeMessage").first?["reason"]?.stringValue == "billingIssue", "StoreKit tells the player")
         #expect(Self.of(msgs, "storeMessage").first?["state"]?.stringValue == "shown", "shown at once by default")
-        _ = try b.sim(#"{"op":"advance","seconds":\#(32 * Self.day)}"#)
+        // The first period is the catalog's one-week free trial (its
+        // introductory offer): the renewal that fails is due on day 7.
+        _ = try b.sim(#"{"op":"advance","seconds":\#(8 * Self.day)}"#)
         let after = b.drain()
         #expect(b.results(after).isEmpty, "no renewal charged")
         let g = try #require(Self.group(Self.of(after, "subscription").last))
@@ -102,7 +104,9 @@ struct SubscriptionStatusTests {
         let env = TestEnv(catalog: try Self.catalog(grace: true))
         let b = try Self.subscribed(env)
         _ = try b.sim(#"{"op":"billing_issue","productID":"vip_monthly"}"#)
-        _ = try b.sim(#"{"op":"advance","seconds":\#(32 * Self.day)}"#)
+        // The first period is the catalog's one-week free trial (its
+        // introductory offer): the renewal that fails is due on day 7.
+        _ = try b.sim(#"{"op":"advance","seconds":\#(8 * Self.day)}"#)
         let msgs = b.drain()
         let g = try #require(Self.group(Self.of(msgs, "subscription").last))
         #expect(g["state"]?.stringValue == "inGracePeriod" && g["active"] == .bool(true), "VIP survives the grace period")
@@ -137,7 +141,9 @@ struct SubscriptionStatusTests {
             let env = TestEnv(catalog: try Self.catalog(grace: true))
             let b = try Self.subscribed(env)
             _ = try b.sim(#"{"op":"billing_issue","productID":"vip_monthly"}"#)
-            _ = try b.sim(#"{"op":"advance","seconds":\#(32 * Self.day)}"#)
+            // The first period is the catalog's one-week free trial (its
+        // introductory offer): the renewal that fails is due on day 7.
+        _ = try b.sim(#"{"op":"advance","seconds":\#(8 * Self.day)}"#)
             let grace = b.drain()
             #expect(Self.group(Self.of(grace, "subscription").last)?["state"]?.stringValue == "inGracePeriod")
             #expect(Self.of(grace, "entitlements").isEmpty, "the grace period keeps the subscription: no change")
@@ -165,7 +171,9 @@ struct SubscriptionStatusTests {
         let first = try #require(try b.transactions().first { $0["productID"]?.stringValue == "vip_monthly" })
         let oldEnd = try #require(first["expiresDate"]?.int64Value)
         _ = try b.sim(#"{"op":"auto_renew","productID":"vip_monthly","enabled":false}"#)
-        _ = try b.sim(#"{"op":"advance","seconds":\#(32 * Self.day)}"#)
+        // The first period is the catalog's one-week free trial (its
+        // introductory offer): the renewal that fails is due on day 7.
+        _ = try b.sim(#"{"op":"advance","seconds":\#(8 * Self.day)}"#)
         _ = b.drain()
         let on = try b.sim(#"{"op":"auto_renew","productID":"vip_monthly","enabled":true}"#)
         #expect(on["status"]?["state"]?.stringValue == "expired" && on["status"]?["willAutoRenew"] == .bool(false))
@@ -220,7 +228,9 @@ struct SubscriptionStatusTests {
                 try b.c.showStoreMessages()
                 #expect(Self.of(b.drain(), "storeMessage").isEmpty, "a message is shown once")
             }
-            _ = try b.sim(#"{"op":"advance","seconds":\#(32 * Self.day)}"#)
+            // The first period is the catalog's one-week free trial (its
+        // introductory offer): the renewal that fails is due on day 7.
+        _ = try b.sim(#"{"op":"advance","seconds":\#(8 * Self.day)}"#)
             let after = b.drain()
             let g = try #require(Self.group(Self.of(after, "subscription").last), "consent \(consent)")
             if consent {

@@ -257,7 +257,9 @@ struct SimulatorBackend: Backend {
 
     func graceBegins(_ b: TestBridge) throws {
         try sim(b, #"{"op":"billing_issue","productID":"vip_monthly"}"#)
-        try advance(days: 32, b)
+        // The first period is the catalog's one-week free trial (the
+        // introductory offer of vip_monthly): its renewal is due on day 7.
+        try advance(days: 8, b)
     }
 
     func graceEnds(_ b: TestBridge) throws { try advance(days: 17, b) }
