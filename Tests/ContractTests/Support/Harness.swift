@@ -191,6 +191,9 @@ final class FaultyStore: Store, @unchecked Sendable {
     func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {
         try inner.purchase(productID: productID, key: key, token: token, quantity: quantity)
     }
+    func purchase(productID: String, key: Int64, token: PurchaseToken, winBackOfferID: String) throws(IAPError) {
+        try inner.purchase(productID: productID, key: key, token: token, winBackOfferID: winBackOfferID)
+    }
     func finish(transactionID: String) {
         if faults.dropFinishes { return }
         inner.finish(transactionID: transactionID)
