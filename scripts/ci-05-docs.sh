@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# CI: the docs say only what is true of the code (issue 23, items 4 and 9).
+#   1. scripts/check-doc-names.py: every iap_*/IAP_* name in README.md and
+#      docs/*.md is declared in include/iap_bridge.h (or is an environment
+#      variable code reads), every C# binding name exists in the Unity
+#      package's Runtime; first a self-test that it does catch invented names.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "== doc names: self-test (invented names must be caught)"
+printf '%s\n' 'Call `iap_frobnicate(b)`, check `IAP_E_NOPE`, `Bridge.Frob()`, `bridge.Zap()` and `ZapReceived`.' >"$tmp/bad.md"
+if out=$(python3 scripts/check-doc-names.py "$tmp/bad.md"); then
+  echo "$out"
+  echo "docs: FAILED: check-doc-names.py accepted invented names" >&2
+  exit 1
+fi
+caught=$(grep -c '^check-doc-names: FAILED: .*bad.md' <<<"$out" || true)
+if [ "$caught" -ne 5 ]; then
+  echo "$out"
+  echo "docs: FAILED: check-doc-names.py caught $caught of the 5 invented names" >&2
+  exit 1
+fi
+echo "docs: the check catches all 5 invented names"
+
+echo "== doc names: README.md and docs/*.md"
+python3 scripts/check-doc-names.py
