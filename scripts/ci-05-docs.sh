@@ -27,3 +27,13 @@ echo "docs: the check catches all 5 invented names"
 
 echo "== doc names: README.md and docs/*.md"
 python3 scripts/check-doc-names.py
+
+# 2. The fsync figures of README.md and docs/DURABILITY.md, measured on the
+#    library (the debug build CI's swift test made, else the committed one):
+#    an LD_PRELOAD shim counts fsync/fdatasync.
+echo "== fsync claims"
+lib=${IAP_LIB:-.build/debug/libIAPBridge.so}
+[ -f "$lib" ] || lib=unity/com.iapbridge.sdk/Runtime/Plugins/Linux/x86_64/libIAPBridge.so
+gcc -shared -fPIC -O2 -o "$tmp/count_syncs.so" scripts/docs/count_syncs.c -ldl
+mkdir -p "$tmp/fsync"
+LD_PRELOAD="$tmp/count_syncs.so" python3 scripts/docs/check_fsync_claims.py "$PWD/$lib" "$tmp/fsync" "$PWD/samples/catalog/Game.storekit"
