@@ -37,3 +37,16 @@ lib=${IAP_LIB:-.build/debug/libIAPBridge.so}
 gcc -shared -fPIC -O2 -o "$tmp/count_syncs.so" scripts/docs/count_syncs.c -ldl
 mkdir -p "$tmp/fsync"
 LD_PRELOAD="$tmp/count_syncs.so" python3 scripts/docs/check_fsync_claims.py "$PWD/$lib" "$tmp/fsync" "$PWD/samples/catalog/Game.storekit"
+
+# 3. The glibc the Linux library needs, as INTEGRATION.md states it (the
+#    committed Unity plugin: the one users get).
+echo "== glibc claim"
+so=unity/com.iapbridge.sdk/Runtime/Plugins/Linux/x86_64/libIAPBridge.so
+needs=$(objdump -T "$so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1 | sed 's/GLIBC_//')
+for said in $(grep -o 'glibc 2\.[0-9]*' docs/INTEGRATION.md | sed 's/glibc //' | sort -u); do
+  if [ "$said" != "$needs" ]; then
+    echo "docs: FAILED: INTEGRATION.md says glibc $said, $so needs GLIBC_$needs" >&2
+    exit 1
+  fi
+done
+echo "docs: $so needs glibc $needs, as INTEGRATION.md says"
