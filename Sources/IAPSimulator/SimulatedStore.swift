@@ -87,8 +87,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     public static func open(config: BridgeConfig) throws(IAPError) -> SimulatedStore {
         let options = try SimulatorOptions.parse(config.simulator, dataDir: config.dataDir)
         let catalog = try Catalog.load(path: config.catalog ?? "")
-        try POSIX.prepareDirectory(options.stateDir, role: "simulator.stateDir")
-        let fd = try POSIX.lockDirectory(options.stateDir)
+        let fd = try prepareStateDirectory(options, dataDir: config.dataDir)
         do throws(IAPError) {
             let (log, events) = try SimStateLog.open(directory: options.stateDir, durable: options.durable)
             let s = SimulatedStore(config: config, options: options, catalog: catalog, log: log, lockFD: fd)

@@ -5,6 +5,9 @@ public struct SimulatorOptions: Sendable {
     /// Where the simulated App Store keeps its state. Outside `dataDir`, so
     /// deleting `dataDir` plays a reinstall. Default: `<dataDir>.appstore`.
     public var stateDir: String
+    /// True when the game did not set `"simulator"."stateDir"`: the store's
+    /// errors then name `dataDir`, the key the game set (issue 23).
+    public var stateDirDerived = true
     /// Sync the store's own state (default true). False for benchmarks.
     public var durable = true
     /// Renewal timer period in milliseconds (0: renew only on `advance` and calls).
@@ -27,6 +30,7 @@ public struct SimulatorOptions: Sendable {
         if let s = obj["stateDir"] {
             guard let text = s.stringValue else { throw IAPError(.badConfig, "\"simulator\".\"stateDir\" must be a string path") }
             o.stateDir = try BridgeConfig.checkedDirectory(text, key: "\"simulator\".\"stateDir\"")
+            o.stateDirDerived = false
         }
         if let d = obj["durable"] {
             guard let b = d.boolValue else { throw IAPError(.badConfig, "\"simulator\".\"durable\" must be true or false") }

@@ -76,6 +76,35 @@ struct NewcomerMismatchTests {
         #expect(POSIX.parent(of: "/a/b/") == "/a" && POSIX.parent(of: "/a//") == "/" && POSIX.parent(of: "/") == "/")
     }
 
+    @Test("a game that set only dataDir is told about dataDir, not about a stateDir it never wrote (issue 23, item 4)")
+    func derivedStateDirErrorsNameDataDir() throws {
+        let s = Scratch("newcomer-derived")
+        let dataDir = s.path + "/data"
+        // <dataDir>.appstore taken by a file: the error names dataDir and says the directory was derived.
+        FileManager.default.createFile(atPath: dataDir + ".appstore", contents: Data())
+        let (rc, msg, h) = Self.open(Self.plainConfig(dataDir: dataDir))
+        #expect(rc == -6 && h == nil, "\(String(cString: iap_error_name(rc))): \(msg)")
+        #expect(msg.contains("derived from dataDir \(dataDir)") && msg.contains(dataDir + ".appstore exists and is not a directory"), "\(msg)")
+        #expect(!msg.contains("simulator.stateDir"), "\(msg)")
+        try FileManager.default.removeItem(atPath: dataDir + ".appstore")
+        // The same dataDir opened twice: busy, and the message names dataDir.
+        let (rc1, msg1, h1) = Self.open(Self.plainConfig(dataDir: dataDir))
+        #expect(rc1 == 0, "\(msg1)")
+        let (rc2, msg2, h2) = Self.open(Self.plainConfig(dataDir: dataDir))
+        #expect(rc2 == -9 && h2 == nil, "\(String(cString: iap_error_name(rc2))): \(msg2)")
+        #expect(msg2.hasPrefix("iap_open: dataDir \(dataDir) is in use by another open bridge"), "\(msg2)")
+        if rc1 == 0 { CBridge(handle: h1).close() }
+        // A stateDir the game set is named as the game wrote it.
+        let state = s.path + "/state"
+        FileManager.default.createFile(atPath: state, contents: Data())
+        let config = JSONValue.object([
+            "store": .string("simulator"), "dataDir": .string(dataDir), "catalog": .string(sampleCatalog),
+            "simulator": .object(["stateDir": .string(state)]),
+        ]).serialized
+        let (rc3, msg3, _) = Self.open(config)
+        #expect(rc3 == -6 && msg3.contains("\"simulator\".\"stateDir\" \(state) exists and is not a directory"), "\(msg3)")
+    }
+
     /// Every function taking a bridge, answering its code for `h`.
     static func calls(_ h: OpaquePointer?) -> [(String, Int32)] {
         var k: Int64 = 0

@@ -99,7 +99,7 @@ enum FsyncReport {
             print("    buy:     \(f(both.buy))  (store: the charge; outbox: the result)")
             print("    confirm: \(f(both.confirm))  (outbox: the confirm; store: the finish)")
             print("    store's own: \(f(both.perPurchase - outbox.perPurchase)) per purchase")
-            print("  first open: \(outbox.atOpen) (directory entries of the new dataDir, stateDir and their logs; 0 on later opens); compaction: 2 (new file, directory) "
+            print("  first open: \(outbox.atOpen) (dataDir and stateDir with their parents, as at every open, and the new logs' entries); compaction: 2 (new file, directory) "
                   + "per rewrite, about every \(Int(256 * 1024 / max(1, outbox.bytesPerPurchase))) purchases "
                   + "(\(Int(outbox.bytesPerPurchase)) outbox bytes per purchase, 256 KiB threshold)")
             let ok = outbox.buy == 1 && outbox.confirm == 1 && outbox.batchedPerPurchase <= 1.0 + 1.0 / Double(n) + 1e-9

@@ -96,7 +96,8 @@ namespace IAPBridge
         /// iap_launch: listens, for the life of the process, for purchases the
         /// player starts on the App Store page (iOS 16.4+, macOS 14.4+), so
         /// that one arriving before the first Open is not missed; each open
-        /// StoreKit bridge then announces it (PromotedReceived). The package
+        /// StoreKit bridge then announces it (a PromotedMessage through
+        /// MessageReceived). The package
         /// calls it before the first scene loads on iOS and macOS players.
         /// Returns ErrorCode.Ok, or ErrorCode.NotSupported where there is
         /// nothing to listen to (harmless). Throws BridgeException

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Measures the fsync figures the README and docs/DURABILITY.md state, against
+a real library (issue 23, item 4): syncs per purchase one at a time with
+iap_flush after each confirm (2), per purchase when a burst's confirms share
+one commit (1 + 1/n), an iap_flush with nothing to commit (0), and a later
+iap_open (4 on the simulator: dataDir and the store's directory, each with its
+parent). The simulated store's own syncs are off ("durable": false), as in the
+docs' outbox figures. Run through LD_PRELOAD=count_syncs.so (ci-05-docs.sh
+builds it). Usage: check_fsync_claims.py LIBRARY WORKDIR CATALOG
+"""
+import ctypes
+import json
+import sys
+import time
+
+lib_path, work, catalog = sys.argv[1:4]
+counter = ctypes.CDLL(None).iap_docs_sync_count  # from the preloaded shim
+counter.restype = ctypes.c_long
+lib = ctypes.CDLL(lib_path)
+lib.iap_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+lib.iap_close.argtypes = [ctypes.c_void_p]
+lib.iap_flush.argtypes = [ctypes.c_void_p]
+lib.iap_buy.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64)]
+lib.iap_confirm.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+lib.iap_poll.argtypes = [ctypes.c_void_p]
+lib.iap_poll.restype = ctypes.c_void_p
+lib.iap_free.argtypes = [ctypes.c_void_p]
+config = json.dumps({"store": "simulator", "dataDir": work + "/data", "catalog": catalog, "entitlementsAtOpen": False,
+                     "simulator": {"stateDir": work + "/appstore", "durable": False, "tickMs": 0, "purchaseDelayMs": 0}}).encode()
+
+
+def open_bridge():
+    b = ctypes.c_void_p()
+    rc = lib.iap_open(config, ctypes.byref(b))
+    assert rc == 0, rc
+    return b
+
+
+def wait_results(b, keys):
+    """Polls until a "7" arrived for every key; returns them."""
+    want, seen, deadline = set(keys), set(), time.time() + 30
+    while seen != want and time.time() < deadline:
+        p = lib.iap_poll(b)
+        if not p:
+            time.sleep(0.001)
+            continue
+        m = json.loads(ctypes.string_at(p).decode())
+        lib.iap_free(p)
+        if m.get("type") == "7":
+            seen.add(int(m["key"]))
+    assert seen == want, "no result for %s" % sorted(want - seen)
+
+
+failures = []
+
+
+def check(what, got, want):
+    ok = got == want if not callable(want) else want(got)
+    print("fsync claims: %s: %s (%s)" % (what, got, "ok" if ok else "FAILED"))
+    if not ok:
+        failures.append(what)
+
+
+b = open_bridge()
+lib.iap_close(b)
+s0 = counter()
+b = open_bridge()
+check("syncs at a later iap_open (dataDir and the store's directory, each with its parent)", counter() - s0, 4)
+lib.iap_flush(b)
+s0 = counter()
+lib.iap_flush(b)
+check("syncs of an iap_flush with nothing to commit", counter() - s0, 0)
+click = int(time.time() * 1000) + 10_000
+n = 20
+s0 = counter()
+for _ in range(n):
+    click += 1
+    key = ctypes.c_int64()
+    assert lib.iap_buy(b, b"coins_100", click, ctypes.byref(key)) == 0
+    wait_results(b, [key.value])
+    assert lib.iap_confirm(b, key.value) == 0
+    assert lib.iap_flush(b) == 0
+check("outbox syncs per purchase, iap_flush after each confirm (%d purchases)" % n, (counter() - s0) / n, 2.0)
+keys = []
+s0 = counter()
+for _ in range(n):
+    click += 1
+    key = ctypes.c_int64()
+    assert lib.iap_buy(b, b"coins_100", click, ctypes.byref(key)) == 0
+    keys.append(key.value)
+wait_results(b, keys)
+for k in keys:
+    assert lib.iap_confirm(b, k) == 0
+assert lib.iap_flush(b) == 0
+per = (counter() - s0) / n
+check("outbox syncs per purchase, a burst of %d confirmed then one iap_flush" % n, per, lambda x: x <= 1 + 1 / n + 1e-9)
+lib.iap_close(b)
+if failures:
+    print("fsync claims: FAILED: " + "; ".join(failures))
+    sys.exit(1)
+print("fsync claims: the figures in README.md and docs/DURABILITY.md hold for this library")
