@@ -49,9 +49,17 @@ def header_names():
 
 
 def sample_helper_names():
-    if not os.path.exists(SAMPLE_HELPER):
-        return set()
-    return set(re.findall(r"\b(iap_\w+)\s*\(", strip_c_comments(read(SAMPLE_HELPER))))
+    """iap_* functions the samples' helper header and the Godot binding's C
+    sources define (the Godot procedures GDScript calls by name)."""
+    names = set()
+    sources = [SAMPLE_HELPER] + sorted(glob.glob(os.path.join(ROOT, "bindings", "godot", "**", "*.c"), recursive=True))
+    for path in sources:
+        if os.path.exists(path):
+            code = strip_c_comments(read(path))
+            names.update(re.findall(r"\b(iap_\w+)\s*\(", code))
+            # The Godot 3 procedures are declared through PROC(name): iap_gd_name.
+            names.update("iap_gd_" + n for n in re.findall(r"^PROC\((\w+)\)", code, re.M))
+    return names
 
 
 def env_vars_read_by_code():
