@@ -101,6 +101,10 @@ PLUGINS = {
 }
 
 
+# Assemblies Unity defines (the Unity Test Framework's), which test .asmdef files reference.
+UNITY_ASSEMBLIES = {"UnityEngine.TestRunner", "UnityEditor.TestRunner"}
+
+
 def meta_for(rel, is_dir):
     if is_dir:
         return simple("DefaultImporter", rel, folder=True)
@@ -199,14 +203,16 @@ def check(pkg=PKG):
             if f.endswith(".asmdef"):
                 with open(os.path.join(dirpath, f), encoding="utf-8") as fh:
                     asmdefs[os.path.relpath(os.path.join(dirpath, f), pkg).replace(os.sep, "/")] = json.load(fh)
-    names = {a["name"] for a in asmdefs.values()}
+    # Unity's own assemblies a package may reference: the Test Framework's (edit-mode tests).
+    names = {a["name"] for a in asmdefs.values()} | UNITY_ASSEMBLIES
     for rel, a in asmdefs.items():
         if os.path.basename(rel) != a["name"] + ".asmdef":
             problems.append("%s: file name and \"name\" (%s) differ" % (rel, a["name"]))
         for r in a.get("references", []):
             if r not in names:
                 problems.append("%s references %s, which no .asmdef of the package defines" % (rel, r))
-        if rel.startswith("Editor/") and a.get("includePlatforms") != ["Editor"]:
+        if (rel.startswith("Editor/") or rel.startswith("Testing/") or "/Tests/Editor/" in rel) \
+                and a.get("includePlatforms") != ["Editor"]:
             problems.append("%s must be Editor-only (includePlatforms: [\"Editor\"])" % rel)
     for need in ("Runtime/IAPBridge.Runtime.asmdef", "Editor/IAPBridge.Editor.asmdef",
                  "Samples~/Example Store/IAPBridge.Example.asmdef"):

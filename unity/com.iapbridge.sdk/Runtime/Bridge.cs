@@ -122,14 +122,20 @@ namespace IAPBridge
             byte[] cfg = Utf8.ToNative(configJson, "configJson");
             IntPtr h;
             Check(Native.iap_open(cfg, out h));
+            Bridge b = null;
             lock (Registry)
             {
                 if (!closingAll)
                 {
-                    var b = new Bridge(h, ++nextId);
+                    b = new Bridge(h, ++nextId);
                     Registry[b.id] = b;
-                    return b;
                 }
+            }
+            if (b != null)
+            {
+                var probe = TestHooks.Probe;
+                if (probe != null) probe.Opened(b);
+                return b;
             }
             // The domain is being unloaded: nothing may stay open behind it.
             Native.iap_close(h);
@@ -182,7 +188,10 @@ namespace IAPBridge
         /// store transaction.
         public void Confirm(long key)
         {
+            var probe = TestHooks.Probe;
+            if (probe != null) probe.Confirming(key);
             Check(Native.iap_confirm(Live(), key));
+            if (probe != null) probe.Confirmed(key);
         }
 
         /// Restores purchases (only on the player's request: the store may ask
@@ -285,7 +294,10 @@ namespace IAPBridge
                 if (callbackMode) return null;
             }
             IntPtr h = Handle;
-            return h == IntPtr.Zero ? null : Utf8.TakeNative(Native.iap_poll(h));
+            string json = h == IntPtr.Zero ? null : Utf8.TakeNative(Native.iap_poll(h));
+            var probe = TestHooks.Probe;
+            if (json != null && probe != null) probe.Polled(json);
+            return json;
         }
 
         /// Raises the events for up to `max` waiting messages on the calling
