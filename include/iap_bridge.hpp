@@ -496,6 +496,22 @@ public:
         return Result<int64_t>::success(key);
     }
 
+    /* buy() with a win-back offer (iOS 18+): offer_id is the "id" of one of
+     * the product's "winBackOffers" in the "999". The "7" carries "offer"
+     * (type "winBack"); an offer the player can no longer take is a "7"
+     * result "5", below iOS 18 a result "4". E_INVALID_ARG for an empty ID. */
+    Result<int64_t> buy_offer(const std::string &product_id, const std::string &offer_id, int64_t click_ms, std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return Result<int64_t>::failure(r.code(), r.message());
+        if (product_id.find('\0') != std::string::npos)
+            return Result<int64_t>::failure(E_INVALID_ARG, "iap::Bridge::buy_offer: the product ID contains a NUL character");
+        if (offer_id.find('\0') != std::string::npos)
+            return Result<int64_t>::failure(E_INVALID_ARG, "iap::Bridge::buy_offer: the offer ID contains a NUL character");
+        int64_t key = 0;
+        int32_t rc = ::iap_buy_offer(b_, product_id.c_str(), offer_id.c_str(), click_ms, &key);
+        if (rc != IAP_OK) return Result<int64_t>::failure(rc, ::iap_errmsg());
+        return Result<int64_t>::success(key);
+    }
+
     /* Confirms a "7" or "revoked" result after the game granted and saved it. */
     Result<void> confirm(int64_t key, std::nothrow_t) {
         if (auto r = usable(); !r.ok()) return r;
@@ -543,6 +559,16 @@ public:
     Result<void> manage_subscriptions(std::nothrow_t) {
         if (auto r = usable(); !r.ok()) return r;
         return wrap(::iap_manage_subscriptions(b_));
+    }
+
+    /* manage_subscriptions() for one subscription group (a "subscriptionGroupID"
+     * of the "999"; iOS 17+): the "sheet" message names it in
+     * "subscriptionGroupID". E_INVALID_ARG for an empty or unknown group. */
+    Result<void> manage_subscription_group(const std::string &group_id, std::nothrow_t) {
+        if (auto r = usable(); !r.ok()) return r;
+        if (group_id.find('\0') != std::string::npos)
+            return Result<void>::failure(E_INVALID_ARG, "iap::Bridge::manage_subscription_group: the group ID contains a NUL character");
+        return wrap(::iap_manage_subscription_group(b_, group_id.c_str()));
     }
 
     /* The refund request sheet for a transaction (the "transactionID" of a
@@ -613,6 +639,9 @@ public:
     int64_t buy_quantity(const std::string &product_id, int32_t quantity, int64_t click_ms = 0) {
         return buy_quantity(product_id, quantity, click_ms, std::nothrow).value();
     }
+    int64_t buy_offer(const std::string &product_id, const std::string &offer_id, int64_t click_ms = 0) {
+        return buy_offer(product_id, offer_id, click_ms, std::nothrow).value();
+    }
     void confirm(int64_t key) { confirm(key, std::nothrow).value(); }
     void restore() { restore(std::nothrow).value(); }
     void flush() { flush(std::nothrow).value(); }
@@ -624,6 +653,7 @@ public:
     }
     void app_transaction() { app_transaction(std::nothrow).value(); }
     void manage_subscriptions() { manage_subscriptions(std::nothrow).value(); }
+    void manage_subscription_group(const std::string &group_id) { manage_subscription_group(group_id, std::nothrow).value(); }
     void request_refund(const std::string &transaction_id) { request_refund(transaction_id, std::nothrow).value(); }
     void redeem_offer_code() { redeem_offer_code(std::nothrow).value(); }
     void show_store_messages() { show_store_messages(std::nothrow).value(); }

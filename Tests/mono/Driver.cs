@@ -16,7 +16,7 @@ using System.Threading;
 using IAPBridge;
 using IAPBridge.Example;
 
-static class Driver
+static partial class Driver
 {
     static int passed, failed;
     static int mainThread;
@@ -37,6 +37,7 @@ static class Driver
             JsonScenario();
             ExampleShopScenario();
             SubscriptionScenario();
+            OffersScenario();
             StoreMessagesShownScenario();
             ExampleSubscriptionScenario();
             DomainUnloadScenario();
@@ -434,12 +435,17 @@ static class Driver
     }
 
     /// The sample catalog with Apple's billing grace period enabled
-    /// (`_billingGracePeriodEnabled`), written under `dir`.
+    /// (`_billingGracePeriodEnabled`) and without vip_monthly's free trial
+    /// (these scenarios follow a paid monthly renewal; the simulator applies
+    /// the trial, a week at price 0), written under `dir`.
     static string GraceCatalog(string dir)
     {
         string text = File.ReadAllText(catalog);
         string edited = text.Replace("\"settings\" : {", "\"settings\" : {\n    \"_billingGracePeriodEnabled\" : true,");
         if (edited == text) throw new Exception("the sample catalog has no \"settings\" : { to edit");
+        var trial = new Regex("\"introductoryOffer\" : \\{[^{}]*\"paymentMode\" : \"free\"[^{}]*\\}");
+        if (trial.Matches(edited).Count != 1) throw new Exception("the sample catalog's one free trial moved");
+        edited = trial.Replace(edited, "\"introductoryOffer\" : null");
         string path = Path.Combine(dir, "Grace.storekit");
         File.WriteAllText(path, edited);
         return path;

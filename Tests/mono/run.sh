@@ -58,7 +58,7 @@ logic=("$sample/GameSave.cs" "$sample/Shop.cs")
 mcs -nologo -warnaserror -target:library -out:"$out/IAPBridge.Runtime.dll" "${runtime[@]}"
 mcs -nologo -warnaserror -target:library -r:"$out/IAPBridge.Runtime.dll" -out:"$out/IAPBridge.Example.dll" "${logic[@]}"
 mcs -nologo -warnaserror -target:exe -r:"$out/IAPBridge.Runtime.dll" -r:"$out/IAPBridge.Example.dll" \
-  -out:"$out/driver.exe" Tests/mono/Driver.cs
+  -out:"$out/driver.exe" Tests/mono/Driver.cs Tests/mono/DriverOffers.cs
 mkdir "$out/missing"
 mcs -nologo -warnaserror -target:library -define:IAPBRIDGE_TEST_MISSING_LIBRARY -out:"$out/missing/IAPBridge.Runtime.dll" "${runtime[@]}"
 mcs -nologo -warnaserror -target:exe -r:"$out/missing/IAPBridge.Runtime.dll" -out:"$out/missing/missing.exe" Tests/mono/MissingLibraryDriver.cs

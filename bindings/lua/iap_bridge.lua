@@ -64,6 +64,7 @@ local declarations = {
   "int32_t iap_request_products(iap_bridge *b, const char *product_ids_json);",
   "int32_t iap_buy(iap_bridge *b, const char *product_id, int64_t click_ms, int64_t *out_key);",
   "int32_t iap_buy_quantity(iap_bridge *b, const char *product_id, int32_t quantity, int64_t click_ms, int64_t *out_key);",
+  "int32_t iap_buy_offer(iap_bridge *b, const char *product_id, const char *offer_id, int64_t click_ms, int64_t *out_key);",
   "int32_t iap_confirm(iap_bridge *b, int64_t key);",
   "int32_t iap_restore(iap_bridge *b);",
   "char *iap_poll(iap_bridge *b);",
@@ -76,6 +77,7 @@ local declarations = {
   "int32_t iap_subscription_status(iap_bridge *b, const char *product_ids_json);",
   "int32_t iap_app_transaction(iap_bridge *b);",
   "int32_t iap_manage_subscriptions(iap_bridge *b);",
+  "int32_t iap_manage_subscription_group(iap_bridge *b, const char *group_id);",
   "int32_t iap_request_refund(iap_bridge *b, const char *transaction_id);",
   "int32_t iap_redeem_offer_code(iap_bridge *b);",
   "int32_t iap_show_store_messages(iap_bridge *b);",
@@ -375,12 +377,13 @@ end
 
 -- The fields a game needs to handle a message, all strings (or nil):
 -- type, key (a decimal string: pass it to confirm, or iap.key() it), result,
--- resultName, productID, transactionID, reason; for "sheet" messages sheet
--- and outcome, for "storeMessage" id and state.
+-- resultName, productID, transactionID, reason; for "sheet" messages sheet,
+-- outcome and subscriptionGroupID, for "storeMessage" id and state. Objects
+-- such as "offer" are read with iap.field (it gives their text).
 function M.read_message(json)
   local msg = {}
   for _, f in ipairs({ "type", "key", "result", "resultName", "productID", "transactionID", "reason",
-                       "sheet", "outcome", "id", "state" }) do
+                       "sheet", "outcome", "subscriptionGroupID", "id", "state" }) do
     msg[f] = M.field(json, f)
   end
   return msg
@@ -526,6 +529,24 @@ function Bridge:buy_quantity(product_id, quantity, click_ms)
   return int64_t(out[0])
 end
 
+-- Bridge:buy with a win-back offer (iOS 18+): offer_id is the "id" of one of
+-- the product's "winBackOffers" in the "999". The "7" carries "offer" (type
+-- "winBack"); an offer the player can no longer take is a "7" result "5",
+-- below iOS 18 a result "4". IAP_E_INVALID_ARG for an empty offer ID.
+function Bridge:buy_offer(product_id, offer_id, click_ms)
+  local e = self:_unusable()
+  if e then return nil, e end
+  local p, err = string_arg(product_id, "the product ID")
+  if not p then return nil, err end
+  local o, oerr = string_arg(offer_id, "the offer ID")
+  if not o then return nil, oerr end
+  local click = click_ms == nil and int64_t(0) or M.key(click_ms)
+  local out = ffi.new("int64_t[1]")
+  local rc = self.C.iap_buy_offer(self.handle, p, o, click, out)
+  if rc ~= 0 then return lib_error(self.lib, rc) end
+  return int64_t(out[0])
+end
+
 -- Confirms a "7" or "revoked" result after the game granted and saved it.
 -- key: the message's key string, or int64_t cdata.
 function Bridge:confirm(key)
@@ -579,6 +600,17 @@ function Bridge:manage_subscriptions()
   local e = self:_unusable()
   if e then return nil, e end
   return call(self, self.C.iap_manage_subscriptions(self.handle))
+end
+
+-- Bridge:manage_subscriptions for one subscription group (a
+-- "subscriptionGroupID" of the "999"; iOS 17+): the "sheet" message names it
+-- in "subscriptionGroupID". IAP_E_INVALID_ARG for an empty or unknown group.
+function Bridge:manage_subscription_group(group_id)
+  local e = self:_unusable()
+  if e then return nil, e end
+  local id, err = string_arg(group_id, "the group ID")
+  if not id then return nil, err end
+  return call(self, self.C.iap_manage_subscription_group(self.handle, id))
 end
 
 -- The refund request sheet for a transaction (the "transactionID" string of a

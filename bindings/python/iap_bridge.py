@@ -103,6 +103,7 @@ _SIGNATURES = {
     "iap_request_products": (_c_int32, [_c_void_p, _c_char_p]),
     "iap_buy": (_c_int32, [_c_void_p, _c_char_p, _c_int64, ctypes.POINTER(_c_int64)]),
     "iap_buy_quantity": (_c_int32, [_c_void_p, _c_char_p, _c_int32, _c_int64, ctypes.POINTER(_c_int64)]),
+    "iap_buy_offer": (_c_int32, [_c_void_p, _c_char_p, _c_char_p, _c_int64, ctypes.POINTER(_c_int64)]),
     "iap_confirm": (_c_int32, [_c_void_p, _c_int64]),
     "iap_restore": (_c_int32, [_c_void_p]),
     "iap_poll": (_c_void_p, [_c_void_p]),
@@ -115,6 +116,7 @@ _SIGNATURES = {
     "iap_subscription_status": (_c_int32, [_c_void_p, _c_char_p]),
     "iap_app_transaction": (_c_int32, [_c_void_p]),
     "iap_manage_subscriptions": (_c_int32, [_c_void_p]),
+    "iap_manage_subscription_group": (_c_int32, [_c_void_p, _c_char_p]),
     "iap_request_refund": (_c_int32, [_c_void_p, _c_char_p]),
     "iap_redeem_offer_code": (_c_int32, [_c_void_p]),
     "iap_show_store_messages": (_c_int32, [_c_void_p]),
@@ -371,6 +373,18 @@ class Bridge:
         self._check(self._C.iap_buy_quantity(self._h(), pid, quantity, click, ctypes.byref(out)))
         return out.value
 
+    def buy_offer(self, product_id, offer_id, click_ms=0):
+        """buy() with a win-back offer (iOS 18+): offer_id is the "id" of one of the
+        product's "winBackOffers" in the "999". The "7" carries "offer" (type
+        "winBack"); an offer the player can no longer take is a "7" result "5",
+        below iOS 18 a result "4". IAP_E_INVALID_ARG for an empty offer ID."""
+        pid = _utf8(product_id, "the product ID")
+        oid = _utf8(offer_id, "the offer ID")
+        click = _key_arg(click_ms, "click_ms")
+        out = _c_int64(0)
+        self._check(self._C.iap_buy_offer(self._h(), pid, oid, click, ctypes.byref(out)))
+        return out.value
+
     def confirm(self, key):
         """Confirms a "7" or "revoked" result (int key, or the message's decimal str)."""
         self._check(self._C.iap_confirm(self._h(), _key_arg(key)))
@@ -400,6 +414,12 @@ class Bridge:
         """Opens the subscription management sheet; a "sheet" message follows.
         IAP_E_BUSY while another sheet is up."""
         self._check(self._C.iap_manage_subscriptions(self._h()))
+
+    def manage_subscription_group(self, group_id):
+        """manage_subscriptions() for one subscription group (a "subscriptionGroupID"
+        of the "999"; iOS 17+): the "sheet" message names it in "subscriptionGroupID".
+        IAP_E_INVALID_ARG for an empty or unknown group."""
+        self._check(self._C.iap_manage_subscription_group(self._h(), _utf8(group_id, "the group ID")))
 
     def request_refund(self, transaction_id):
         """Opens the refund request sheet for a transaction (the "transactionID" of a

@@ -14,7 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -82,6 +84,107 @@ void test_helpers() {
           "the codes announced for 1.1 are named");
     check(std::string(iap::error_name(iap::E_DUPLICATE_KEY)) == "IAP_E_DUPLICATE_KEY", "error_name");
     check(std::string(iap::error_name(-1000)) == "IAP_E_UNKNOWN_CODE", "error_name of an unknown code asks the library");
+}
+
+// Subscription offers: the sample catalog's free trial on the "7" and the
+// entitlement; buy_offer and manage_subscription_group (good, unknown, empty,
+// and a NULL through the C API); with a win-back offer added to the catalog,
+// the offer listed once lapsed and bought.
+void test_offers(const std::string &dir, const std::string &catalog) {
+    std::ifstream in(catalog);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string edited = text.str();
+    const std::string anchor = "\"productID\" : \"vip_monthly\",";
+    size_t at = edited.find(anchor);
+    check(at != std::string::npos && edited.find(anchor, at + 1) == std::string::npos, "the sample catalog has one " + anchor);
+    if (at == std::string::npos) return;
+    edited.insert(at, "\"winbackOffers\" : [ { \"offerID\" : \"wb_half\", \"referenceName\" : \"Half price\", \"displayPrice\" : \"1.49\", "
+                      "\"numberOfPeriods\" : 2, \"paymentMode\" : \"payAsYouGo\", \"subscriptionPeriod\" : \"P1M\" } ],\n");
+    const std::string path = dir + "/WinBack.storekit";
+    std::ofstream(path) << edited;
+    auto opened = iap::Bridge::open(iap::simulator_config(dir + "/offers-data", path, dir + "/offers-state"), std::nothrow);
+    check_code(opened, iap::OK, "open for offers");
+    if (!opened.ok()) return;
+    iap::Bridge b = std::move(opened).value();
+
+    auto trial = b.buy("vip_monthly", 0, std::nothrow);
+    check_code(trial, iap::OK, "buy vip_monthly (its first subscription)");
+    auto tm = wait_for(b, "7");
+    std::string offer = tm ? iap::field(*tm, "offer").value_or("{}") : "{}";
+    check(tm && trial.ok() && iap::parse_key(iap::field(*tm, "key").value_or("")) == trial.value() &&
+              iap::field(*tm, "result") == std::string("0") && iap::field(*tm, "price") == std::string("0") &&
+              iap::field(offer, "type") == std::string("introductory") && iap::field(offer, "id") == std::string("null") &&
+              iap::field(offer, "paymentMode") == std::string("freeTrial") && iap::field(offer, "period") == std::string("P1W"),
+          "the \"7\" of the free trial: price 0, offer introductory/freeTrial/P1W: " + tm.value_or("none"));
+    auto ent = wait_for(b, "entitlements");
+    while (ent && iap::field(*ent, "reason") != std::string("change")) ent = wait_for(b, "entitlements");
+    check(ent && ent->find("\"offer\":{\"type\":\"introductory\"") != std::string::npos,
+          "the entitlement carries the offer: " + ent.value_or("none"));
+    if (trial.ok()) check_code(b.confirm(trial.value(), std::nothrow), iap::OK, "confirm the trial");
+
+    auto unknown = b.buy_offer("vip_monthly", "no_such_offer", 0, std::nothrow);
+    check_code(unknown, iap::OK, "buy_offer with an unknown offer");
+    auto um = wait_for(b, "7");
+    check(um && unknown.ok() && iap::parse_key(iap::field(*um, "key").value_or("")) == unknown.value() &&
+              iap::field(*um, "result") == std::string("5"),
+          "an unknown offer: a \"7\" result 5: " + um.value_or("none"));
+    if (unknown.ok()) check_code(b.confirm(unknown.value(), std::nothrow), iap::OK, "confirm the refusal");
+    check_code(b.buy_offer("vip_monthly", "", 0, std::nothrow), iap::E_INVALID_ARG, "buy_offer with an empty offer");
+    check_code(b.buy_offer("vip_monthly", std::string("wb\0x", 4), 0, std::nothrow), iap::E_INVALID_ARG, "buy_offer with a NUL");
+    int64_t k = 7;
+    check(iap_buy_offer(b.native_handle(), "vip_monthly", nullptr, 0, &k) == IAP_E_NULL_ARG && k == 0,
+          "iap_buy_offer with a NULL offer: IAP_E_NULL_ARG, key 0");
+    check(iap_manage_subscription_group(b.native_handle(), nullptr) == IAP_E_NULL_ARG, "iap_manage_subscription_group(NULL): IAP_E_NULL_ARG");
+
+    check_code(b.manage_subscription_group("6A0000A0", std::nothrow), iap::OK, "manage_subscription_group 6A0000A0");
+    auto gs = wait_for(b, "sheet");
+    check(gs && iap::field(*gs, "sheet") == std::string("manageSubscriptions") && iap::field(*gs, "outcome") == std::string("dismissed") &&
+              iap::field(*gs, "subscriptionGroupID") == std::string("6A0000A0"),
+          "the group's manage sheet: " + gs.value_or("none"));
+    check_code(b.manage_subscription_group("no_such_group", std::nothrow), iap::E_INVALID_ARG, "manage_subscription_group of an unknown group");
+    check_code(b.manage_subscription_group("", std::nothrow), iap::E_INVALID_ARG, "manage_subscription_group of an empty ID");
+#if IAP_HPP_EXCEPTIONS
+    try {
+        b.manage_subscription_group("no_such_group");
+        check(false, "manage_subscription_group(no_such_group) must throw");
+    } catch (const iap::Error &e) {
+        check(e.code() == iap::E_INVALID_ARG, std::string("manage_subscription_group throws IAP_E_INVALID_ARG, got ") + e.name());
+    }
+    try {
+        b.buy_offer("vip_monthly", "");
+        check(false, "buy_offer(\"\") must throw");
+    } catch (const iap::Error &e) {
+        check(e.code() == iap::E_INVALID_ARG, std::string("buy_offer(\"\") throws IAP_E_INVALID_ARG, got ") + e.name());
+    }
+#endif
+
+    // Lapsed: the win-back offer is listed, and buy_offer buys it.
+    check_code(b.simulator("{\"op\":\"auto_renew\",\"productID\":\"vip_monthly\",\"enabled\":false}", std::nothrow), iap::OK, "auto-renew off");
+    check_code(b.simulator("{\"op\":\"advance\",\"seconds\":864000}", std::nothrow), iap::OK, "advance 10 days");
+    check_code(b.request_products({"vip_monthly"}, std::nothrow), iap::OK, "request_products vip_monthly");
+    auto pm = wait_for(b, "999");
+    std::string items = pm ? iap::field(*pm, "items").value_or("[]") : "[]";
+    // One item: its object is the array's text without the brackets.
+    std::string item = items.size() > 2 ? items.substr(1, items.size() - 2) : "{}";
+    std::string wbs = iap::field(item, "winBackOffers").value_or("[]");
+    std::string wb = wbs.size() > 2 ? wbs.substr(1, wbs.size() - 2) : "{}";
+    check(iap::field(wb, "id") == std::string("wb_half") && iap::field(wb, "type") == std::string("winBack") &&
+              iap::field(wb, "paymentMode") == std::string("payAsYouGo") && iap::field(wb, "period") == std::string("P1M") &&
+              iap::field(wb, "periods") == std::string("2") && iap::field(wb, "price") == std::string("1.49"),
+          "lapsed: the \"999\" lists the win-back offer: " + pm.value_or("none"));
+    auto won = b.buy_offer("vip_monthly", "wb_half", 9007199254740993LL, std::nothrow);
+    check(won.ok() && won.value() == 9007199254740993LL, "buy_offer wb_half: the key is the click time 2^53 + 1, exact");
+    auto wm = wait_for(b, "7");
+    std::string wo = wm ? iap::field(*wm, "offer").value_or("{}") : "{}";
+    check(wm && iap::field(*wm, "key") == std::string("9007199254740993") && iap::field(*wm, "result") == std::string("0") &&
+              iap::field(*wm, "price") == std::string("1.49") && iap::field(wo, "type") == std::string("winBack") &&
+              iap::field(wo, "id") == std::string("wb_half"),
+          "the win-back \"7\": the offer's price, offer winBack wb_half: " + wm.value_or("none"));
+    if (won.ok()) check_code(b.confirm(won.value(), std::nothrow), iap::OK, "confirm the win-back purchase");
+    check_code(b.close(std::nothrow), iap::OK, "close the offers bridge");
+    check_code(b.buy_offer("vip_monthly", "wb_half", 0, std::nothrow), iap::E_CLOSED, "buy_offer after close");
+    check_code(b.manage_subscription_group("6A0000A0", std::nothrow), iap::E_CLOSED, "manage_subscription_group after close");
 }
 
 }  // namespace
@@ -248,6 +351,8 @@ int main(int argc, char **argv) {
 #endif
     }
 
+    test_offers(dir, catalog);
+
     // Bad calls.
     check_code(bridge.buy("no_such_product", now_ms() + 1, std::nothrow), iap::E_UNKNOWN_PRODUCT, "buy unknown product");
     check_code(bridge.buy("", 0, std::nothrow), iap::E_INVALID_ARG, "buy empty product");
@@ -343,8 +448,10 @@ int main(int argc, char **argv) {
         check(iap_buy(raw, "coins_100", 0, &k) == IAP_E_CLOSED && k == 0, "the library answers IAP_E_CLOSED");
         check(iap_subscription_status(raw, nullptr) == IAP_E_CLOSED && iap_app_transaction(raw) == IAP_E_CLOSED &&
                   iap_manage_subscriptions(raw) == IAP_E_CLOSED && iap_request_refund(raw, "1") == IAP_E_CLOSED &&
-                  iap_redeem_offer_code(raw) == IAP_E_CLOSED && iap_show_store_messages(raw) == IAP_E_CLOSED,
-              "the library answers IAP_E_CLOSED to the six new calls on a closed bridge");
+                  iap_redeem_offer_code(raw) == IAP_E_CLOSED && iap_show_store_messages(raw) == IAP_E_CLOSED &&
+                  iap_buy_offer(raw, "vip_monthly", "wb", 0, &k) == IAP_E_CLOSED &&
+                  iap_manage_subscription_group(raw, "6A0000A0") == IAP_E_CLOSED,
+              "the library answers IAP_E_CLOSED to the eight newer calls on a closed bridge");
     }
 
     // The destructor closes: the dataDir can be opened again right after.

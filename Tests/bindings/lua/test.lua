@@ -332,11 +332,85 @@ local ok_run, run_err = pcall(function()
     check_err(iap.codes.IAP_E_CLOSED, "redeem_offer_code after close", sb:redeem_offer_code())
     check_err(iap.codes.IAP_E_CLOSED, "show_store_messages after close", sb:show_store_messages())
   end
+
+  -- Subscription offers: the sample catalog's free trial on the "7" and the
+  -- entitlement; buy_offer and manage_subscription_group; with a win-back
+  -- offer added to the catalog, the offer listed once lapsed and bought.
+  local cf = assert(io.open(catalog, "r"))
+  local text = cf:read("*a")
+  cf:close()
+  local anchor = '"productID" : "vip_monthly",'
+  local s0, s1 = text:find(anchor, 1, true)
+  assert(s0 and not text:find(anchor, s1, true), "the sample catalog has one " .. anchor)
+  local wb_catalog = dir .. "/WinBack.storekit"
+  local wf = assert(io.open(wb_catalog, "w"))
+  wf:write(text:sub(1, s0 - 1), '"winbackOffers" : [ { "offerID" : "wb_half", "referenceName" : "Half price", "displayPrice" : "1.49", '
+    .. '"numberOfPeriods" : 2, "paymentMode" : "payAsYouGo", "subscriptionPeriod" : "P1M" } ],\n', text:sub(s0))
+  wf:close()
+  local ob = check_ok("open for offers", lib:open(iap.simulator_config(dir .. "/offers-data", wb_catalog, dir .. "/offers-state")))
+  if ob then
+    local tk = check_ok("buy vip_monthly (its first subscription)", ob:buy("vip_monthly"))
+    local tm = wait_for(ob, "7")
+    local offer = tm and iap.field(tm, "offer") or "{}"
+    check(tm and iap.field(tm, "key") == iap.key_string(tk) and iap.field(tm, "result") == "0" and iap.field(tm, "price") == "0"
+      and iap.field(offer, "type") == "introductory" and iap.field(offer, "id") == "null"
+      and iap.field(offer, "paymentMode") == "freeTrial" and iap.field(offer, "period") == "P1W",
+      "the \"7\" of the free trial: price 0, offer introductory/freeTrial/P1W: " .. tostring(tm))
+    local ent = wait_for(ob, "entitlements")
+    while ent and iap.field(ent, "reason") ~= "change" do ent = wait_for(ob, "entitlements") end
+    check(ent and ent:find('"offer":{"type":"introductory"', 1, true), "the entitlement carries the offer: " .. tostring(ent))
+    check_ok("confirm the trial", ob:confirm(tk))
+
+    local uk = check_ok("buy_offer with an unknown offer", ob:buy_offer("vip_monthly", "no_such_offer"))
+    local um = wait_for(ob, "7")
+    check(um and iap.field(um, "key") == iap.key_string(uk) and iap.field(um, "result") == "5",
+      "an unknown offer: a \"7\" result 5: " .. tostring(um))
+    check_ok("confirm the refusal", ob:confirm(uk))
+    check_err(iap.codes.IAP_E_INVALID_ARG, "buy_offer with an empty offer", ob:buy_offer("vip_monthly", ""))
+    check_err(iap.codes.IAP_E_INVALID_ARG, "buy_offer with a NUL", ob:buy_offer("vip_monthly", "wb\0"))
+    raises(function() ob:buy_offer("vip_monthly", nil) end, "must be a string", "buy_offer with a nil offer")
+    raises(function() ob:buy_offer("vip_monthly", "wb_half", 9007199254740993) end, "beyond 2%^53 %- 1",
+      "buy_offer with a click time of 2^53 + 1 as a Lua number")
+
+    check_ok("manage_subscription_group 6A0000A0", ob:manage_subscription_group("6A0000A0"))
+    local gs = wait_for(ob, "sheet")
+    local gm = gs and iap.read_message(gs) or {}
+    check(gm.sheet == "manageSubscriptions" and gm.outcome == "dismissed" and gm.subscriptionGroupID == "6A0000A0",
+      "the group's manage sheet: " .. tostring(gs))
+    check_err(iap.codes.IAP_E_INVALID_ARG, "manage_subscription_group of an unknown group", ob:manage_subscription_group("no_such_group"))
+    check_err(iap.codes.IAP_E_INVALID_ARG, "manage_subscription_group of an empty ID", ob:manage_subscription_group(""))
+    raises(function() ob:manage_subscription_group(nil) end, "must be a string", "manage_subscription_group(nil)")
+
+    -- Lapsed: the win-back offer is listed, and buy_offer buys it.
+    check_ok("auto-renew off", ob:simulator('{"op":"auto_renew","productID":"vip_monthly","enabled":false}'))
+    check_ok("advance 10 days", ob:simulator('{"op":"advance","seconds":864000}'))
+    check_ok("request_products vip_monthly", ob:request_products({ "vip_monthly" }))
+    local pm = wait_for(ob, "999")
+    local wbs = pm and pm:match('"winBackOffers":(%b[])') or "[]"
+    local wb = wbs:match("^%[(%b{})%]$") or "{}" -- exactly one offer
+    check(iap.field(wb, "id") == "wb_half" and iap.field(wb, "type") == "winBack" and iap.field(wb, "paymentMode") == "payAsYouGo"
+      and iap.field(wb, "period") == "P1M" and iap.field(wb, "periods") == "2" and iap.field(wb, "price") == "1.49",
+      "lapsed: the \"999\" lists the win-back offer: " .. tostring(pm))
+    local wk = check_ok("buy_offer wb_half with click \"9007199254740993\"", ob:buy_offer("vip_monthly", "wb_half", "9007199254740993"))
+    check(wk == 9007199254740993LL, "the key is 9007199254740993, exact: " .. tostring(wk))
+    local wm = wait_for(ob, "7")
+    local wo = wm and iap.field(wm, "offer") or "{}"
+    check(wm and iap.field(wm, "key") == "9007199254740993" and iap.field(wm, "result") == "0" and iap.field(wm, "price") == "1.49"
+      and iap.field(wo, "type") == "winBack" and iap.field(wo, "id") == "wb_half",
+      "the win-back \"7\": the offer's price, offer winBack wb_half: " .. tostring(wm))
+    check_ok("confirm the win-back purchase", ob:confirm(wk))
+    check_ok("close the offers bridge", ob:close())
+    check_err(iap.codes.IAP_E_CLOSED, "buy_offer after close", ob:buy_offer("vip_monthly", "wb_half"))
+    check_err(iap.codes.IAP_E_CLOSED, "manage_subscription_group after close", ob:manage_subscription_group("6A0000A0"))
+  end
+
   -- The library refuses the new calls on a closed pointer too.
   check(lib.C.iap_subscription_status(raw, nil) == iap.codes.IAP_E_CLOSED and lib.C.iap_app_transaction(raw) == iap.codes.IAP_E_CLOSED
     and lib.C.iap_manage_subscriptions(raw) == iap.codes.IAP_E_CLOSED and lib.C.iap_request_refund(raw, "1") == iap.codes.IAP_E_CLOSED
-    and lib.C.iap_redeem_offer_code(raw) == iap.codes.IAP_E_CLOSED and lib.C.iap_show_store_messages(raw) == iap.codes.IAP_E_CLOSED,
-    "the library answers IAP_E_CLOSED to the six new calls on a closed bridge")
+    and lib.C.iap_redeem_offer_code(raw) == iap.codes.IAP_E_CLOSED and lib.C.iap_show_store_messages(raw) == iap.codes.IAP_E_CLOSED
+    and lib.C.iap_buy_offer(raw, "vip_monthly", "wb", 0, k) == iap.codes.IAP_E_CLOSED
+    and lib.C.iap_manage_subscription_group(raw, "6A0000A0") == iap.codes.IAP_E_CLOSED,
+    "the library answers IAP_E_CLOSED to the eight newer calls on a closed bridge")
 end)
 if not ok_run then
   failed = failed + 1

@@ -202,6 +202,70 @@ def test_subscriptions_sheets_app(lib, workdir):
             b.request_refund(2000000000000001)
 
 
+def test_offers(lib, workdir):
+    """The sample catalog's free trial as the "offer" of the "7" and the
+    entitlement; buy_offer with an offer the player cannot take (a "7" result
+    "5") and with bad IDs; the manage sheet of one group; and, with a win-back
+    offer added to the catalog, the offer listed once lapsed and bought."""
+    with open(CATALOG, encoding="utf-8") as f:
+        catalog = json.load(f)
+    vip = [p for g in catalog["subscriptionGroups"] for p in g["subscriptions"] if p["productID"] == "vip_monthly"]
+    assert len(vip) == 1
+    vip[0]["winbackOffers"] = [{"offerID": "wb_half", "referenceName": "Half price", "displayPrice": "1.49",
+                                "numberOfPeriods": 2, "paymentMode": "payAsYouGo", "subscriptionPeriod": "P1M"}]
+    path = os.path.join(workdir, "WinBack.storekit")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(catalog, f)
+    config = iap.simulator_config(os.path.join(workdir, "data"), path, os.path.join(workdir, "state"))
+    with iap.Bridge.open(config, lib=lib) as b:
+        b.request_products(["vip_monthly"])
+        products = iap.parse_message(wait_for(b, "999"))
+        assert products["items"][0]["winBackOffers"] == [], products  # never subscribed
+
+        key = b.buy("vip_monthly")
+        trial = iap.parse_message(wait_for(b, "7"))
+        assert iap.key_of(trial) == key and trial["result"] == "0" and trial["price"] == "0", trial
+        assert trial["offer"] == {"type": "introductory", "id": None, "paymentMode": "freeTrial", "period": "P1W"}, trial
+        ent = iap.parse_message(wait_for(b, "entitlements"))
+        while ent["reason"] != "change":  # the one sent at open may still be waiting
+            ent = iap.parse_message(wait_for(b, "entitlements"))
+        assert [(e["productID"], e["offer"]["type"]) for e in ent["items"]] == [("vip_monthly", "introductory")], ent
+        b.confirm(key)
+
+        unknown = b.buy_offer("vip_monthly", "no_such_offer")
+        m = iap.parse_message(wait_for(b, "7"))
+        assert iap.key_of(m) == unknown and m["result"] == "5", m
+        b.confirm(unknown)
+        for call, code in [(lambda: b.buy_offer("vip_monthly", ""), iap.IAP_E_INVALID_ARG),
+                           (lambda: b.buy_offer("vip_monthly", "wb\0"), iap.IAP_E_INVALID_ARG),
+                           (lambda: b.manage_subscription_group("no_such_group"), iap.IAP_E_INVALID_ARG),
+                           (lambda: b.manage_subscription_group(""), iap.IAP_E_INVALID_ARG)]:
+            with pytest.raises(iap.IAPError) as e:
+                call()
+            assert e.value.code == code, str(e.value)
+        for call in (lambda: b.buy_offer("vip_monthly", None), lambda: b.manage_subscription_group(None)):
+            with pytest.raises(TypeError):
+                call()
+
+        b.manage_subscription_group("6A0000A0")
+        sheet = iap.parse_message(wait_for(b, "sheet"))
+        assert sheet == {"type": "sheet", "sheet": "manageSubscriptions", "outcome": "dismissed",
+                         "subscriptionGroupID": "6A0000A0"}, sheet
+
+        # Lapsed: the win-back offer is listed, and buy_offer buys it.
+        b.simulator({"op": "auto_renew", "productID": "vip_monthly", "enabled": False})
+        b.simulator({"op": "advance", "seconds": 10 * 86400})
+        b.request_products(["vip_monthly"])
+        products = iap.parse_message(wait_for(b, "999"))
+        assert products["items"][0]["winBackOffers"] == [{"id": "wb_half", "type": "winBack", "paymentMode": "payAsYouGo",
+                                                          "period": "P1M", "periods": 2, "price": "1.49"}], products
+        key = b.buy_offer("vip_monthly", "wb_half", "9007199254740993")
+        won = iap.parse_message(wait_for(b, "7"))
+        assert key == 9007199254740993 and iap.key_of(won) == key and won["result"] == "0" and won["price"] == "1.49", won
+        assert won["offer"] == {"type": "winBack", "id": "wb_half", "paymentMode": "payAsYouGo", "period": "P1M"}, won
+        b.confirm(key)
+
+
 @pytest.mark.parametrize("call, code", [
     (lambda b: b.buy("no_such_product", 12345), iap.IAP_E_UNKNOWN_PRODUCT),
     (lambda b: b.buy(""), iap.IAP_E_INVALID_ARG),
@@ -253,7 +317,8 @@ def test_closed_bridge(lib, config):
     assert b.closed
     for call in (b.close, lambda: b.buy("coins_100"), b.poll, lambda: b.confirm(1), b.flush, b.restore,
                  lambda: b.request_products(["coins_100"]), b.subscription_status, b.app_transaction,
-                 b.manage_subscriptions, lambda: b.request_refund("1"), b.redeem_offer_code, b.show_store_messages):
+                 b.manage_subscriptions, lambda: b.request_refund("1"), b.redeem_offer_code, b.show_store_messages,
+                 lambda: b.buy_offer("vip_monthly", "wb"), lambda: b.manage_subscription_group("6A0000A0")):
         with pytest.raises(iap.IAPError) as e:
             call()
         assert e.value.code == iap.IAP_E_CLOSED and e.value.name == "IAP_E_CLOSED"
@@ -265,7 +330,9 @@ def test_closed_bridge(lib, config):
     k = ctypes.c_int64(5)
     assert lib.C.iap_buy(out, b"coins_100", 0, ctypes.byref(k)) == iap.IAP_E_CLOSED and k.value == 0
     for rc in (lib.C.iap_subscription_status(out, None), lib.C.iap_app_transaction(out), lib.C.iap_manage_subscriptions(out),
-               lib.C.iap_request_refund(out, b"1"), lib.C.iap_redeem_offer_code(out), lib.C.iap_show_store_messages(out)):
+               lib.C.iap_request_refund(out, b"1"), lib.C.iap_redeem_offer_code(out), lib.C.iap_show_store_messages(out),
+               lib.C.iap_buy_offer(out, b"vip_monthly", b"wb", 0, ctypes.byref(k)),
+               lib.C.iap_manage_subscription_group(out, b"6A0000A0")):
         assert rc == iap.IAP_E_CLOSED
 
 

@@ -183,6 +183,20 @@ namespace IAPBridge
             return key;
         }
 
+        /// Buy with a win-back offer (iOS 18+): `offerId` is the id of one of
+        /// the product's winBackOffers (ProductInfo). The PurchaseReceived
+        /// carries offer.type "winBack" and the offer's price; an offer the
+        /// player can no longer take is a result "5" (ProductUnavailable),
+        /// below iOS 18 a result "4". InvalidArg for an empty offer ID.
+        public long BuyOffer(string productId, string offerId, long clickMs)
+        {
+            byte[] pid = Utf8.ToNative(productId, "productId");
+            byte[] oid = Utf8.ToNative(offerId, "offerId");
+            long key;
+            Check(Native.iap_buy_offer(Live(), pid, oid, clickMs, out key));
+            return key;
+        }
+
         /// The game granted (or handled) the "7" or "revoked" message with this
         /// key and saved its state: the SDK drops the record and finishes the
         /// store transaction.
@@ -232,6 +246,15 @@ namespace IAPBridge
         public void ManageSubscriptions()
         {
             Check(Native.iap_manage_subscriptions(Live()));
+        }
+
+        /// ManageSubscriptions for one subscription group (the
+        /// subscriptionGroupID of a ProductInfo; iOS 17+, NotSupported below):
+        /// the SheetClosed names it in subscriptionGroupID. InvalidArg for an
+        /// empty ID (the simulator also refuses a group its catalog lacks).
+        public void ManageSubscriptionGroup(string groupId)
+        {
+            Check(Native.iap_manage_subscription_group(Live(), Utf8.ToNative(groupId, "groupId")));
         }
 
         /// Opens the refund request sheet for a purchase (the transactionID of

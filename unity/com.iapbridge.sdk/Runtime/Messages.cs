@@ -173,10 +173,16 @@ namespace IAPBridge
         public bool introOfferEligible;
         /// Family Sharing: buying it also entitles the player's family.
         public bool familyShareable;
+        /// Auto-renewable subscriptions: the win-back offers this player may
+        /// take now (a lapsed subscriber; iOS 18+), empty when there is none.
+        /// Buy one with Bridge.BuyOffer(id, offer.id, clickMs).
+        public WinBackOffer[] winBackOffers;
 
         internal static ProductInfo From(JsonObject o)
         {
             var offer = o.Obj("introductoryOffer");
+            var winBack = new List<WinBackOffer>();
+            foreach (object e in o.Arr("winBackOffers")) winBack.Add(WinBackOffer.From(new JsonObject(e)));
             return new ProductInfo
             {
                 id = o.Str("id"), title = o.Str("title"), description = o.Str("description"),
@@ -186,7 +192,57 @@ namespace IAPBridge
                 introductoryOffer = offer.IsObject ? IntroductoryOffer.From(offer) : null,
                 introOfferEligible = o.Bool("introOfferEligible"),
                 familyShareable = o.Bool("familyShareable"),
+                winBackOffers = winBack.ToArray(),
             };
+        }
+    }
+
+    /// One of a product's winBackOffers: pass `id` to Bridge.BuyOffer.
+    [Serializable]
+    public class WinBackOffer
+    {
+        public string id;
+        /// "winBack".
+        public string type;
+        /// "free", "payAsYouGo" or "payUpFront".
+        public string paymentMode;
+        /// One offer period, ISO 8601 ("P1M").
+        public string period;
+        public long periods;
+        /// What one offer period costs, decimal string.
+        public string price;
+
+        internal static WinBackOffer From(JsonObject o)
+        {
+            return new WinBackOffer
+            {
+                id = o.Str("id"), type = o.Str("type"), paymentMode = o.Str("paymentMode"),
+                period = o.Str("period"), periods = o.Long("periods"), price = o.Str("price"),
+            };
+        }
+    }
+
+    /// The offer a transaction used (the "offer" of a "7" or an entitlement);
+    /// null at the regular price.
+    [Serializable]
+    public class Offer
+    {
+        /// "introductory" (free trial or introductory price), "promotional",
+        /// "code" (an offer code) or "winBack".
+        public string type;
+        /// The offer's ID; null for an introductory offer.
+        public string id;
+        /// "freeTrial", "payAsYouGo", "payUpFront", "oneTime"; null when the store did not say.
+        public string paymentMode;
+        /// One offer period, ISO 8601 ("P1W"); null when the store did not say.
+        public string period;
+
+        public bool IsFreeTrial { get { return paymentMode == "freeTrial"; } }
+
+        internal static Offer From(JsonObject o)
+        {
+            if (!o.IsObject) return null;
+            return new Offer { type = o.Str("type"), id = o.Str("id"), paymentMode = o.Str("paymentMode"), period = o.Str("period") };
         }
     }
 
@@ -233,6 +289,9 @@ namespace IAPBridge
         public string ownershipType;
         /// The App Store country of the purchase (ISO 3166 alpha-3, e.g. "USA"); null when unknown.
         public string storefront;
+        /// The offer the purchase used (a free trial, an introductory price,
+        /// an offer code, a win-back offer); null at the regular price and on failures.
+        public Offer offer;
         public string environment;
         public string message;
         public string jws;
@@ -250,6 +309,7 @@ namespace IAPBridge
                 currency = o.Str("currency"), quantity = o.Long("quantity"), kind = o.Str("kind"),
                 purchaseDate = o.Long("purchaseDate"), expiresDate = o.Long("expiresDate"),
                 origin = o.Str("origin"), alreadyOwned = o.Bool("alreadyOwned"), ownershipType = o.Str("ownershipType"), storefront = o.Str("storefront"),
+                offer = Offer.From(o.Obj("offer")),
                 environment = o.Str("environment"), message = o.Str("message"), jws = o.Str("jws"),
             };
         }
@@ -311,6 +371,8 @@ namespace IAPBridge
         public long expiresDate;
         /// The App Store country of the purchase (ISO 3166 alpha-3); null when unknown.
         public string storefront;
+        /// The offer the transaction used (a trial still running shows here); null at the regular price.
+        public Offer offer;
 
         internal static Entitlement From(JsonObject o)
         {
@@ -320,6 +382,7 @@ namespace IAPBridge
                 originalTransactionID = o.Str("originalTransactionID"), kind = o.Str("kind"),
                 purchaseDate = o.Long("purchaseDate"), expiresDate = o.Long("expiresDate"),
                 storefront = o.Str("storefront"),
+                offer = Offer.From(o.Obj("offer")),
             };
         }
     }
@@ -573,6 +636,8 @@ namespace IAPBridge
         public string outcome;
         /// Refund only: the transaction the request was for.
         public string transactionID;
+        /// ManageSubscriptionGroup only: the group the manage sheet showed.
+        public string subscriptionGroupID;
         public string message;
 
         internal static SheetMessage From(JsonObject o)
@@ -581,6 +646,7 @@ namespace IAPBridge
             {
                 sheet = o.Str("sheet"), outcome = o.Str("outcome"),
                 transactionID = o.Str("transactionID"), message = o.Str("message"),
+                subscriptionGroupID = o.Str("subscriptionGroupID"),
             };
         }
     }

@@ -55,6 +55,10 @@ namespace IAPBridge
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int iap_buy_quantity(IntPtr bridge, byte[] productId, int quantity, long clickMs, out long key);
 
+        /// A win-back offer (iOS 18+); absent from libraries built before it.
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_buy_offer(IntPtr bridge, byte[] productId, byte[] offerId, long clickMs, out long key);
+
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int iap_confirm(IntPtr bridge, long key);
 
@@ -93,6 +97,10 @@ namespace IAPBridge
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int iap_manage_subscriptions(IntPtr bridge);
+
+        /// The manage sheet of one group (iOS 17+); absent from libraries built before it.
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int iap_manage_subscription_group(IntPtr bridge, byte[] groupId);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int iap_request_refund(IntPtr bridge, byte[] transactionId);
