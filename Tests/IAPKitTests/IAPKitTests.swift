@@ -200,6 +200,20 @@ struct IAPKitTests {
         try b.close()
     }
 
+    @Test("README's \"Swift games\" example is samples/swift-demo/Shop.swift's code, line for line, at most 20 lines")
+    func readmeMatchesSample() throws {
+        let readme = try String(contentsOfFile: repoRoot + "/README.md", encoding: .utf8)
+        let section = try #require(readme.components(separatedBy: "## Swift games").dropFirst().first)
+        let block = try #require(section.components(separatedBy: "```swift\n").dropFirst().first?
+            .components(separatedBy: "\n```").first)
+        let shop = try String(contentsOfFile: repoRoot + "/samples/swift-demo/Shop.swift", encoding: .utf8)
+        let code = shop.split(separator: "\n", omittingEmptySubsequences: false)
+            .drop { $0.hasPrefix("import") || $0.hasPrefix("//") || $0.isEmpty }
+            .joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(block == code)
+        #expect(block.split(separator: "\n").count <= 20)
+    }
+
     @Test("the README's example (samples/swift-demo) runs and grants 100 coins")
     func readmeExample() throws {
         let exe = binDir + "/iap-swift-demo"
