@@ -17,6 +17,9 @@ let package = Package(
         .library(name: "IAPBridge", type: .dynamic, targets: ["IAPBridge"]),
         // What an Xcode project links (libIAPBridgeStatic.a).
         .library(name: "IAPBridgeStatic", type: .static, targets: ["IAPBridge"]),
+        // What a Swift game links (SpriteKit, SwiftUI, Metal): `import IAPKit`,
+        // typed calls and events on the same core, no C, no JSON.
+        .library(name: "IAPBridgeSwift", targets: ["IAPKit"]),
         .executable(name: "iap-demo", targets: ["iap-demo"]),
     ],
     targets: [
@@ -38,6 +41,12 @@ let package = Package(
         .target(
             name: "IAPBridge",
             dependencies: ["IAPCore", "IAPSimulator", "CIAPSupport",
+                           .target(name: "IAPStoreKit", condition: .when(platforms: [.iOS, .macOS, .tvOS]))],
+            swiftSettings: strict),
+        // The Swift API (README "Swift games"): the bridge for Swift games.
+        .target(
+            name: "IAPKit",
+            dependencies: ["IAPCore", "IAPSimulator",
                            .target(name: "IAPStoreKit", condition: .when(platforms: [.iOS, .macOS, .tvOS]))],
             swiftSettings: strict),
 
@@ -90,6 +99,14 @@ let package = Package(
         .testTarget(
             name: "IAPCoreTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge"],
             swiftSettings: strict),
+        // The Swift API's example game (README "Swift games", compiled on every build).
+        .executableTarget(
+            name: "iap-swift-demo", dependencies: ["IAPKit"], path: "samples/swift-demo", swiftSettings: strict),
+        // A Swift game the IAPKit tests kill with SIGKILL before it confirms.
+        .executableTarget(
+            name: "iap-swift-crash-game", dependencies: ["IAPKit"], path: "Tests/swift-crash-game", swiftSettings: strict),
+        // The Swift API: typed events, keys kept across crashes, typed errors.
+        .testTarget(name: "IAPKitTests", dependencies: ["IAPKit", "IAPCore"], swiftSettings: strict),
         // C1-C8 against the simulator and the StoreKit backend over the stand-in.
         .testTarget(
             name: "ContractTests",

@@ -9,7 +9,8 @@
 # For each target (arm64-apple-ios15.0 against iPhoneOS 26.2; arm64- and
 # x86_64-apple-macosx12.0 against MacOSX 15.5):
 #  1. every library module (CIAPSupport, IAPCore, IAPSimulator, IAPStoreKit,
-#     IAPBridge) compiles to a Mach-O object, whole-module and -O, the way a
+#     IAPBridge, and the Swift API IAPKit, which is not linked into the
+#     library) compiles to a Mach-O object, whole-module and -O, the way a
 #     release build does, and the compiler reports nothing: no error, no
 #     warning (for iOS also IAPCore as a debug build compiles it, test hooks
 #     on). Any diagnostic fails the check.
@@ -91,6 +92,14 @@ check_target() {  # SDK TARGET PLATFORM-LIST
       -emit-module-path "$dest/modules/$mod.swiftmodule" -c -o "$dest/obj/$mod.o" Sources/$mod/*.swift > "$log" 2>&1 \
       || echo "error: swiftc failed on module $mod" >> "$log"
   done
+  # The Swift API (IAPKit, the IAPBridgeSwift product) compiles the same
+  # way, with nothing reported; it is not part of libIAPBridge, so its
+  # object stays out of obj/ (the link and the symbol lists below).
+  mkdir -p "$dest/swiftapi"
+  log=$dest/log/IAPKit.log
+  swiftc "${common[@]}" -O -whole-module-optimization -module-name IAPKit -emit-module \
+    -emit-module-path "$dest/modules/IAPKit.swiftmodule" -c -o "$dest/swiftapi/IAPKit.o" Sources/IAPKit/*.swift > "$log" 2>&1 \
+    || echo "error: swiftc failed on module IAPKit" >> "$log"
   if [ "$platform" = ios ]; then
     # A debug build (Xcode's default for a package) compiles IAPCore's test hooks too.
     log=$dest/log/IAPCore-debug.log

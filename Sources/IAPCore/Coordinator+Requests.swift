@@ -63,23 +63,23 @@ extension Coordinator {
     func handleRequestAnswer(_ event: StoreEvent) {
         switch event {
         case .subscriptions(let list, let invalid, let reason):
-            queue.push(Messages.subscriptions(list, invalid: invalid, reason: reason))
+            queue.push(BridgeMessage.subscriptions(list, invalid: invalid, reason: reason))
         case .appTransaction(let info, let error):
-            queue.push(Messages.appTransaction(info, error: error))
+            queue.push(BridgeMessage.appTransaction(info, error: error))
         case .sheet(let sheet, let outcome, let message):
             desk.closeSheet()
-            queue.push(Messages.sheet(sheet, outcome: outcome, message: message))
+            queue.push(BridgeMessage.sheet(sheet, outcome: outcome, message: message))
         case .storeMessage(let id, let reason):
             // The store holds it until it was shown: a message is never
             // reported shown that the player did not see.
             switch config.storeMessages {
             case .show: store.perform(.showMessages)
-            case .defer: queue.push(Messages.storeMessage(id: id, reason: reason, state: "deferred"))
+            case .defer: queue.push(BridgeMessage.storeMessage(id: id, reason: reason, state: "deferred"))
             }
         case .storeMessageShown(let id, let reason, let shown):
             // Not shown now (no scene in front): it waits for the game's
             // next iap_show_store_messages.
-            queue.push(Messages.storeMessage(id: id, reason: reason, state: shown ? "shown" : "deferred"))
+            queue.push(BridgeMessage.storeMessage(id: id, reason: reason, state: shown ? "shown" : "deferred"))
         default:
             assertionFailure("not a request's answer: \(event)")
         }

@@ -86,8 +86,10 @@ public final class Coordinator: @unchecked Sendable {
     /// transactions and reports entitlements) and waits until the SDK thread
     /// has handled what the store reported at once. `executor`: tests pass a
     /// `ManualExecutor`; otherwise the bridge starts its own `SDKThread`.
+    /// `rendersJSON`: false for the Swift API, which reads the queue's
+    /// values (`MessageQueue.popMessage`) and needs no JSON.
     public static func open(config: BridgeConfig, store: Store, counter: UnsafeMutablePointer<Int64>? = nil,
-                            executor: Executor? = nil) throws(IAPError) -> Coordinator {
+                            executor: Executor? = nil, rendersJSON: Bool = true) throws(IAPError) -> Coordinator {
         try POSIX.prepareDirectory(config.dataDir, role: "dataDir")
         let fd = try POSIX.lockDirectory(config.dataDir)
         let opened: (Outbox, Outbox.OpenReport)
@@ -99,7 +101,7 @@ public final class Coordinator: @unchecked Sendable {
             POSIX.unlockDirectory(fd)
             throw error
         }
-        let queue = MessageQueue(counter: counter)
+        let queue = MessageQueue(counter: counter, rendersJSON: rendersJSON)
         var thread: SDKThread? = nil
         do throws(IAPError) {
             // Every thread the bridge needs, now, where failure is an error
@@ -142,8 +144,8 @@ public final class Coordinator: @unchecked Sendable {
 
     private func start() {
         // Queued before open returns: no I/O, the records were read by open.
-        if openReport.isDamaged { queue.push(Messages.outboxDamaged(openReport)) }
-        if let installProblem { queue.push(Messages.error(op: "install", code: .io, message: installProblem)) }
+        if openReport.isDamaged { queue.push(BridgeMessage.outboxDamaged(openReport)) }
+        if let installProblem { queue.push(BridgeMessage.error(op: "install", code: .io, message: installProblem)) }
         // Failures and revocations grant nothing: delivered at once. Purchases
         // wait for the store to vouch for them (C11): the file is on the
         // player's device and may have been edited, replayed or restored.
@@ -379,7 +381,7 @@ public final class Coordinator: @unchecked Sendable {
             try outbox.addIntent(key: key, productID: productID, atMs: POSIX.nowMs())
         } catch {
             gate.withLock { _ = awaiting.remove(key); _ = inFlight.remove(key) }
-            queue.push(Messages.error(op: "buy", code: error.code,
+            queue.push(BridgeMessage.error(op: "buy", code: error.code,
                                       message: "the purchase was not started (nothing was charged): \(error.message)",
                                       key: key, productID: productID))
             return
@@ -433,7 +435,7 @@ public final class Coordinator: @unchecked Sendable {
         commitScheduled = false
         let toFinish: [String]
         do throws(IAPError) { toFinish = try outbox.flushConfirms() } catch {
-            queue.push(Messages.error(op: "confirm", code: error.code,
+            queue.push(BridgeMessage.error(op: "confirm", code: error.code,
                                       message: "a confirm could not be made durable; its result stays unconfirmed and its transaction unfinished: \(error.message)"))
             return error
         }
@@ -457,7 +459,7 @@ public final class Coordinator: @unchecked Sendable {
 
     private func compact() {
         do throws(IAPError) { try outbox.compactIfWorthwhile() } catch {
-            queue.push(Messages.error(op: "outbox", code: error.code,
+            queue.push(BridgeMessage.error(op: "outbox", code: error.code,
                                       message: "compacting the outbox failed; nothing was lost, it is retried later: \(error.message)"))
         }
     }
@@ -550,9 +552,9 @@ public final class Coordinator: @unchecked Sendable {
             handleFailure(key: key, productID: productID, failure: failure, detail: nil)
         case .pending(let key, let productID, let reason):
             // Not a result: the key keeps awaiting its one result (C9).
-            queue.push(Messages.pending(key: key, productID: productID, reason: reason))
+            queue.push(BridgeMessage.pending(key: key, productID: productID, reason: reason))
         case .products(let answer):
-            queue.push(Messages.products(answer))
+            queue.push(BridgeMessage.products(answer))
         case .unfinished(let ids):
             let unfinished = Set(ids)
             resolveHeld(unfinished: unfinished, owned: nil)
@@ -561,7 +563,7 @@ public final class Coordinator: @unchecked Sendable {
             do throws(IAPError) {
                 try outbox.forgetFinished { unfinished.contains(Coordinator.storeTransactionID($0)) }
             } catch {
-                queue.push(Messages.error(op: "outbox", code: error.code, message: error.message))
+                queue.push(BridgeMessage.error(op: "outbox", code: error.code, message: error.message))
             }
         case .finished(let ids):
             outbox.noteFinished(ids)
@@ -571,13 +573,13 @@ public final class Coordinator: @unchecked Sendable {
             // `now`: the clock the list was judged by, so `expiresDate - now`
             // is the time left as the store sees it (the simulator's clock
             // after `advance`; the device clock on StoreKit).
-            queue.push(Messages.entitlements(list, reason: reason, nowMs: storeNowMs ?? POSIX.nowMs()))
+            queue.push(BridgeMessage.entitlements(list, reason: reason, nowMs: storeNowMs ?? POSIX.nowMs()))
         case .error(let op, let message):
-            queue.push(Messages.error(op: op, code: .store, message: message))
+            queue.push(BridgeMessage.error(op: op, code: .store, message: message))
         case .status(let canPay, let storefront, let reason):
-            queue.push(Messages.storeStatus(canMakePayments: canPay, storefront: storefront, reason: reason))
+            queue.push(BridgeMessage.storeStatus(canMakePayments: canPay, storefront: storefront, reason: reason))
         case .promoted(let productID, let offer):
-            queue.push(Messages.promoted(productID: productID, offer: offer))
+            queue.push(BridgeMessage.promoted(productID: productID, offer: offer))
         case .subscriptions, .appTransaction, .sheet, .storeMessage, .storeMessageShown:
             handleRequestAnswer(event)
         }
@@ -752,8 +754,8 @@ public final class Coordinator: @unchecked Sendable {
                 rekeyed.append(t)
             } else {
                 deliveredAtStart.insert(r.transactionID)
-                queue.push(rebuilt(r, stored: stored, facts: facts, clickKey: vouched.map(\.clickKey) ?? stored.clickKey),
-                           resultKey: r.key)
+                let shown = rebuilt(r, stored: stored, facts: facts, clickKey: vouched.map(\.clickKey) ?? stored.clickKey)
+                queue.push(shown.message, json: shown.json, resultKey: r.key)
             }
         }
         // The transactions of records dropped for their key, once no other
@@ -768,7 +770,7 @@ public final class Coordinator: @unchecked Sendable {
 
     private func reject(_ r: OutboxRecord, stored: StoredMessage, _ reason: String) {
         outbox.reject(r.id)
-        queue.push(Messages.unvouched(key: r.key, productID: stored.productID,
+        queue.push(BridgeMessage.unvouched(key: r.key, productID: stored.productID,
                                       transactionID: r.transactionID, reason: reason))
         scheduleCommit()
     }
@@ -777,10 +779,13 @@ public final class Coordinator: @unchecked Sendable {
     /// transaction (price, dates, verification), with what only the SDK
     /// knows (key, origin, alreadyOwned) from the record; `clickKey` as the
     /// facts give it, where they do.
-    private func rebuilt(_ r: OutboxRecord, stored: StoredMessage, facts: StoreTransaction?, clickKey: Int64?) -> [UInt8] {
-        guard let t = facts else { return r.message }
-        return Messages.purchase(key: r.key, transaction: t, origin: stored.origin, alreadyOwned: stored.alreadyOwned,
-                                 clickKey: clickKey)
+    /// With no facts, the game is shown the record as the SDK wrote it (its
+    /// value read back from those bytes, for the Swift API).
+    private func rebuilt(_ r: OutboxRecord, stored: StoredMessage, facts: StoreTransaction?,
+                         clickKey: Int64?) -> (message: BridgeMessage, json: [UInt8]?) {
+        guard let t = facts else { return (StoredResultCheck.storedPurchase(r), r.message) }
+        return (.purchase(key: r.key, transaction: t, origin: stored.origin, alreadyOwned: stored.alreadyOwned,
+                          clickKey: clickKey), nil)
     }
 
     private func handleTransaction(_ t: StoreTransaction, _ arrival: Arrival) {
@@ -826,7 +831,7 @@ public final class Coordinator: @unchecked Sendable {
             origin = "store"
         }
         let alreadyOwned = owned && (t.alreadyOwned || (answersClick && t.token?.key != click))
-        let message = Messages.purchase(key: key, transaction: t, origin: origin, alreadyOwned: alreadyOwned, clickKey: clickKey)
+        let message = BridgeMessage.purchase(key: key, transaction: t, origin: origin, alreadyOwned: alreadyOwned, clickKey: clickKey)
         storeAndEmit(key: key, kind: t.verified ? .purchase : .unverified, txn: recordTxn, productID: t.productID, message: message)
     }
 
@@ -843,14 +848,14 @@ public final class Coordinator: @unchecked Sendable {
         let key = storeKey(t, flavor: "r")
         let origin = t.token?.key(forInstall: install) != nil ? "game" : "store"
         storeAndEmit(key: key, kind: .revocation, txn: t.id, productID: t.productID,
-                     message: Messages.revoked(key: key, transaction: t, origin: origin))
+                     message: .revoked(key: key, transaction: t, origin: origin))
     }
 
     private func handleFailure(key k: Int64, productID: String, failure: PurchaseFailure, detail: String?) {
         if failure == .interrupted {
             // Not final (C9): the payment may still complete; the game is told
             // it waits, and the key keeps awaiting its one result.
-            queue.push(Messages.pending(key: k, productID: productID, reason: "interrupted"))
+            queue.push(BridgeMessage.pending(key: k, productID: productID, reason: "interrupted"))
             return
         }
         let (key, _) = keyForGameResult(k, transaction: nil, seed: "\(productID):\(POSIX.nowMs())")
@@ -859,7 +864,7 @@ public final class Coordinator: @unchecked Sendable {
         // the store makes for it after all, even once this failure is
         // confirmed, gets a key of its own.
         storeAndEmit(key: key, kind: .failure, txn: "", productID: productID,
-                     message: Messages.purchaseFailed(key: key, productID: productID, failure: failure, detail: text),
+                     message: .purchaseFailed(key: key, productID: productID, failure: failure, detail: text),
                      failedClick: k)
     }
 
@@ -878,19 +883,19 @@ public final class Coordinator: @unchecked Sendable {
     /// Writes the record durably, then makes its message visible (C2), then
     /// the key stops awaiting. On a write failure nothing is shown; the
     /// store still lists the transaction as unfinished, so it comes back.
-    private func storeAndEmit(key: Int64, kind: RecordKind, txn: String, productID: String, message: [UInt8],
+    private func storeAndEmit(key: Int64, kind: RecordKind, txn: String, productID: String, message: BridgeMessage,
                               failedClick: Int64? = nil) {
         assert(!outbox.hasLive(key: key), "C9: a second result under key \(key)")
         do throws(IAPError) {
-            let r = try outbox.put(key: key, kind: kind, transactionID: txn, message: message, failedClick: failedClick)
+            let r = try outbox.put(key: key, kind: kind, transactionID: txn, message: message.json, failedClick: failedClick)
             assert(outbox.isDurable(r.id), "C2")
-            queue.push(r.message, resultKey: key)
+            queue.push(message, json: r.message, resultKey: key)
             _ = gate.withLock { awaiting.remove(key) }
         } catch {
             storeFailed = true
             // Said once; the retries are silent until one succeeds.
             if !retrying {
-                queue.push(Messages.error(op: "outbox", code: error.code,
+                queue.push(BridgeMessage.error(op: "outbox", code: error.code,
                                           message: "a result could not be stored, so it is not delivered yet; the SDK tries again on a fresh file and delivers it once the disk works (or at the next launch): \(error.message)",
                                           key: key, productID: productID))
             }

@@ -1,12 +1,28 @@
 import CIAPSupport
 
 /// The messages waiting for the game. Each is handed out exactly once:
-/// to `pop` (polling) or to the listener (callback), never both.
+/// to `pop` (polling, JSON), `popMessage` (the Swift API, a value) or the
+/// listener (callback), never twice.
 public final class MessageQueue: @unchecked Sendable {
     public typealias Listener = @Sendable (UnsafePointer<CChar>) -> Void
 
+    private struct Item {
+        var seq: UInt64
+        /// Nil only for JSON pushed as bytes (tests of the queue itself).
+        var message: BridgeMessage?
+        /// The JSON, when rendered already (at push, for the C ABI's queue).
+        var bytes: [UInt8]?
+        var resultKey: Int64?
+    }
+
     private let lock = Lock()
-    private var items: [(seq: UInt64, bytes: [UInt8], resultKey: Int64?)] = []
+    private var items: [Item] = []
+    /// True for the C ABI's queues: JSON is rendered at push, on the SDK
+    /// thread, so the game's poll only copies it. The Swift API's queue
+    /// keeps values and renders nothing.
+    private let rendersJSON: Bool
+    /// Called (outside the lock) after each push: the Swift API's wake-up.
+    private var wakeup: (@Sendable () -> Void)?
     /// Keys of queued results (messages the game must confirm) and of those
     /// handed to the game this session and not confirmed: a confirm takes only
     /// a result the game has been shown (C9).
@@ -25,7 +41,8 @@ public final class MessageQueue: @unchecked Sendable {
     private var deliveryScheduled = false
     private var closed = false
 
-    public init(counter: UnsafeMutablePointer<Int64>? = nil) {
+    public init(counter: UnsafeMutablePointer<Int64>? = nil, rendersJSON: Bool = true) {
+        self.rendersJSON = rendersJSON
         if let counter {
             pendingCount = counter
             ownsCount = false
@@ -51,38 +68,74 @@ public final class MessageQueue: @unchecked Sendable {
     }
 
     /// Queues a message; returns its sequence number. `resultKey`: the key
-    /// of a result the game must confirm (one per key per session).
+    /// of a result the game must confirm (one per key per session). `json`:
+    /// its rendering when the caller has it already (a stored result's bytes).
+    @discardableResult
+    public func push(_ message: BridgeMessage, json: [UInt8]? = nil, resultKey: Int64? = nil) -> UInt64 {
+        let bytes = json ?? (rendersJSON ? message.json : nil)
+        return push(Item(seq: 0, message: message, bytes: bytes, resultKey: resultKey))
+    }
+
+    /// Queues JSON with no value behind it (tests of the queue's delivery).
     @discardableResult
     public func push(_ bytes: [UInt8], resultKey: Int64? = nil) -> UInt64 {
-        lock.withLock {
+        push(Item(seq: 0, message: nil, bytes: bytes, resultKey: resultKey))
+    }
+
+    private func push(_ item: Item) -> UInt64 {
+        var item = item
+        let resultKey = item.resultKey
+        let (seq, wake) = lock.withLock { () -> (UInt64, (@Sendable () -> Void)?) in
             let seq = nextSeq
             nextSeq += 1
             // After close the counter may belong to the next bridge of this slot.
-            guard !closed else { return seq }
+            guard !closed else { return (seq, nil) }
             if let k = resultKey {
                 // C9 by construction: every key has at most one result.
                 assert(!queuedResults.contains(k) && !shown.contains(k), "C9: two results under key \(k)")
                 queuedResults.insert(k)
             }
-            items.append((seq, bytes, resultKey))
+            item.seq = seq
+            items.append(item)
             iapc_atomic_add_i64(pendingCount, 1)
             scheduleDeliveryLocked()
-            return seq
+            return (seq, wakeup)
         }
+        wake?()
+        return seq
     }
 
     @inline(__always)
     public var isEmpty: Bool { iapc_atomic_load_i64(pendingCount) == 0 }
 
+    /// The next message as JSON (the C ABI).
     public func pop() -> [UInt8]? {
         if isEmpty { return nil }
-        return lock.withLock { popLocked() }
+        guard let item = lock.withLock({ popLocked() }) else { return nil }
+        return item.bytes ?? item.message?.json ?? []
     }
 
-    private func popLocked() -> [UInt8]? {
+    /// The next message as a value (the Swift API). Skips JSON pushed as
+    /// bytes, which only tests of the queue itself push.
+    public func popMessage() -> BridgeMessage? {
+        while !isEmpty {
+            guard let item = lock.withLock({ popLocked() }) else { return nil }
+            if let m = item.message { return m }
+        }
+        return nil
+    }
+
+    /// Sets (or with nil clears) what runs after each push, outside the
+    /// queue's lock: the Swift API wakes its event stream with it.
+    public func setWakeup(_ w: (@Sendable () -> Void)?) {
+        lock.withLock { wakeup = w }
+    }
+
+    private func popLocked() -> Item? {
         guard !closed, head < items.count else { return nil }
         let item = items[head]
-        items[head].bytes = []
+        items[head].bytes = nil
+        items[head].message = nil
         head += 1
         if let k = item.resultKey {
             queuedResults.remove(k)
@@ -93,7 +146,7 @@ public final class MessageQueue: @unchecked Sendable {
             head = 0
         }
         iapc_atomic_add_i64(pendingCount, -1)
-        return item.bytes
+        return item
     }
 
     /// What a confirm of `key` finds.
@@ -140,15 +193,15 @@ public final class MessageQueue: @unchecked Sendable {
 
     private func drain() {
         while true {
-            let next: ([UInt8], Listener)? = lock.withLock {
+            let next: (Item, Listener)? = lock.withLock {
                 guard let l = listener, !closed, let m = popLocked() else {
                     deliveryScheduled = false
                     return nil
                 }
                 return (m, l)
             }
-            guard let (bytes, l) = next else { return }
-            var cstr = bytes
+            guard let (item, l) = next else { return }
+            var cstr = item.bytes ?? item.message?.json ?? []
             cstr.append(0)
             // The listener runs with no SDK lock held: it may call back into the SDK.
             cstr.withUnsafeBufferPointer { buf in
@@ -164,6 +217,7 @@ public final class MessageQueue: @unchecked Sendable {
         lock.withLock {
             closed = true
             listener = nil
+            wakeup = nil
             // Undelivered messages are dropped from memory (results stay in the
             // outbox) and the counter is left at zero: the registry hands this
             // slot, counter included, to the next bridge.
