@@ -81,7 +81,7 @@ struct NewcomerMismatchTests {
         let s = Scratch("newcomer-derived")
         let dataDir = s.path + "/data"
         // <dataDir>.appstore taken by a file: the error names dataDir and says the directory was derived.
-        FileManager.default.createFile(atPath: dataDir + ".appstore", contents: Data())
+        _ = FileManager.default.createFile(atPath: dataDir + ".appstore", contents: Data())
         let (rc, msg, h) = Self.open(Self.plainConfig(dataDir: dataDir))
         #expect(rc == -6 && h == nil, "\(String(cString: iap_error_name(rc))): \(msg)")
         #expect(msg.contains("derived from dataDir \(dataDir)") && msg.contains(dataDir + ".appstore exists and is not a directory"), "\(msg)")
@@ -96,7 +96,7 @@ struct NewcomerMismatchTests {
         if rc1 == 0 { CBridge(handle: h1).close() }
         // A stateDir the game set is named as the game wrote it.
         let state = s.path + "/state"
-        FileManager.default.createFile(atPath: state, contents: Data())
+        _ = FileManager.default.createFile(atPath: state, contents: Data())
         let config = JSONValue.object([
             "store": .string("simulator"), "dataDir": .string(dataDir), "catalog": .string(sampleCatalog),
             "simulator": .object(["stateDir": .string(state)]),
