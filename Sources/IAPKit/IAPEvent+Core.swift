@@ -79,7 +79,9 @@ extension PurchaseTransaction {
         self.init(id: t.id, originalID: t.originalID, productID: t.productID, kind: ProductKind(t.kind),
                   purchaseDate: t.purchaseDateMs, expiresDate: t.expiresDateMs, price: t.price, currency: t.currency,
                   quantity: Int(t.quantity), environment: t.environment, familyShared: t.familyShared,
-                  storefront: t.storefront, isUpgraded: t.isUpgraded, jws: t.jws)
+                  storefront: t.storefront, isUpgraded: t.isUpgraded, jws: t.jws,
+                  offer: t.offer.map { UsedOffer(type: $0.kind.rawValue, id: $0.id, paymentMode: $0.paymentMode?.rawValue,
+                                                 period: $0.period) })
     }
 }
 
@@ -98,7 +100,8 @@ extension ProductInfo {
         self.init(id: p.id, title: p.title, description: p.description, price: p.price, displayPrice: p.displayPrice,
                   currency: p.currency, kind: ProductKind(p.kind), subscriptionPeriod: p.subscriptionPeriod,
                   subscriptionGroupID: p.subscriptionGroupID, introductoryOffer: p.introductoryOffer.flatMap(ProductOffer.init),
-                  introOfferEligible: p.introOfferEligible, familyShareable: p.familyShareable)
+                  introOfferEligible: p.introOfferEligible, familyShareable: p.familyShareable,
+                  winBackOffers: p.winBackOffers.compactMap(ProductOffer.init))
     }
 }
 

@@ -80,6 +80,21 @@ public struct PurchaseTransaction: Sendable, Equatable {
     public let isUpgraded: Bool
     /// StoreKit only: the signed transaction, for a server.
     public let jws: String?
+    /// The offer the purchase used (a free trial, a win-back offer); nil
+    /// at the regular price.
+    public let offer: UsedOffer?
+}
+
+/// The offer a transaction used (the `"offer"` of docs/PROTOCOL.md).
+public struct UsedOffer: Sendable, Equatable {
+    /// `introductory`, `promotional`, `code` or `winBack`.
+    public let type: String
+    /// The offer's ID; nil for an introductory offer.
+    public let id: String?
+    /// `freeTrial`, `payAsYouGo`, `payUpFront`, `oneTime`; nil when unknown.
+    public let paymentMode: String?
+    /// One offer period, ISO 8601; nil when unknown.
+    public let period: String?
 }
 
 /// One `"7"`.
@@ -140,6 +155,9 @@ public struct ProductInfo: Sendable, Equatable {
     public let introductoryOffer: ProductOffer?
     public let introOfferEligible: Bool?
     public let familyShareable: Bool
+    /// The win-back offers this player may take now (iOS 18+): buy one with
+    /// `buy(productID:winBackOfferID:)`.
+    public let winBackOffers: [ProductOffer]
 }
 
 public struct ProductList: Sendable, Equatable {

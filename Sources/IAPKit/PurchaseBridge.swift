@@ -85,6 +85,13 @@ public final class PurchaseBridge: Sendable {
 
     /// The game handled the result (or revocation) with this key and saved:
     /// it is never delivered again. Only a key `events` has handed out.
+    /// Buys one unit with a win-back offer from `ProductInfo.winBackOffers`
+    /// (iOS 18+); an offer the player may no longer take answers a
+    /// `.purchase` with result `.productUnavailable`.
+    public func buy(productID: String, winBackOfferID: String, clickMs: Int64 = 0) throws(IAPKitError) -> Int64 {
+        try call { () throws(IAPError) in try core.buy(productID: productID, clickMs: clickMs, winBackOfferID: winBackOfferID) }
+    }
+
     public func confirm(key: Int64) throws(IAPKitError) {
         try call { () throws(IAPError) in try core.confirm(key: key) }
     }
@@ -119,6 +126,11 @@ public final class PurchaseBridge: Sendable {
     /// System sheets; a `.sheet` event when the player closes each.
     public func manageSubscriptions() throws(IAPKitError) {
         try call { () throws(IAPError) in try core.showSheet(.manageSubscriptions) }
+    }
+
+    /// The manage sheet of one subscription group (iOS 17+).
+    public func manageSubscriptions(groupID: String) throws(IAPKitError) {
+        try call { () throws(IAPError) in try core.showSheet(.manageSubscriptionGroup(groupID: groupID)) }
     }
 
     public func requestRefund(transactionID: String) throws(IAPKitError) {
