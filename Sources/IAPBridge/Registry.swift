@@ -42,7 +42,7 @@ enum Registry {
     private struct State {
         var bridges: [Int: (gen: Int64, coordinator: Coordinator)] = [:]
         var nextGen: Int64 = 1
-        var nextSlot = 0
+        var slots = SlotAllocator(capacity: Registry.slots)
     }
     private static let state = Locked(State())
 
@@ -74,12 +74,11 @@ enum Registry {
     /// Reserves a slot; `make` builds the coordinator with the slot's counter.
     static func register(_ make: (UnsafeMutablePointer<Int64>) throws(IAPError) -> Coordinator) throws(IAPError) -> OpaquePointer {
         let (slot, gen) = try state.withLock { s throws(IAPError) -> (Int, Int64) in
-            guard s.bridges.count < slots else { throw IAPError(.busy, "too many open bridges (\(slots))") }
-            var slot = s.nextSlot
-            while s.bridges[slot] != nil || iapc_atomic_load_i64(table + 2 * slot) == -1 { slot = (slot + 1) % slots }
-            iapc_atomic_store_i64(table + 2 * slot, -1)  // reserved
-            s.nextSlot = (slot + 1) % slots
             guard s.nextGen <= maxGen else { throw IAPError(.busy, "every bridge generation was used (\(maxGen) opens)") }
+            guard let slot = s.slots.reserve() else {
+                throw IAPError(.busy, "too many open bridges (\(slots), counting \(s.slots.reserved) being opened or closed): close one first")
+            }
+            iapc_atomic_store_i64(table + 2 * slot, -1)  // reserved
             let gen = s.nextGen
             s.nextGen += 1
             return (slot, gen)
@@ -88,10 +87,14 @@ enum Registry {
         do throws(IAPError) {
             coordinator = try make(table + 2 * slot + 1)
         } catch {
-            iapc_atomic_store_i64(table + 2 * slot, 0)
+            state.withLock { s in
+                iapc_atomic_store_i64(table + 2 * slot, 0)
+                s.slots.release(slot)
+            }
             throw error
         }
         state.withLock { s in
+            s.slots.commit(slot)
             s.bridges[slot] = (gen, coordinator)
             iapc_atomic_store_i64(table + 2 * slot, Int64(truncatingIfNeeded: encode(slot: slot, gen: gen)))
         }
@@ -107,12 +110,16 @@ enum Registry {
             // Slot stays reserved (-1) until the coordinator is closed and the
             // counter is no longer written; `release` frees it.
             iapc_atomic_store_i64(table + 2 * slot, -1)
+            s.slots.retire(slot)
             return .open(entry.coordinator)
         }
     }
 
     static func release(_ h: OpaquePointer?) {
         guard let (slot, _) = decode(h) else { return }
-        state.withLock { _ in iapc_atomic_store_i64(table + 2 * slot, 0) }
+        state.withLock { s in
+            iapc_atomic_store_i64(table + 2 * slot, 0)
+            s.slots.release(slot)
+        }
     }
 }

@@ -165,7 +165,8 @@ enum StoreKitMapping {
     }
 
     /// The storefront of the purchase: `storefront` from iOS 17, below it
-    /// `storefrontCountryCode`, which 17 deprecates (26.2:1269-1275).
+    /// `storefrontCountryCode` (back-deployed; deprecated on macOS 14, tvOS
+    /// 17 and Mac Catalyst 17, not on iOS: 26.2:1269-1275).
     static func storefront(_ t: Transaction) -> String {
         if #available(iOS 17.0, macOS 14.0, tvOS 17.0, *), OSCheck.atLeast(17, 0) { return t.storefront.countryCode }
         return t.storefrontCountryCode

@@ -3,7 +3,7 @@ import StoreKit
 #else
 import StoreKitStandIn
 #endif
-#if canImport(UIKit) && os(iOS)
+#if canImport(UIKit) && (os(iOS) || os(tvOS))
 import UIKit
 #endif
 import Foundation
@@ -415,11 +415,13 @@ public final class StoreKitStore: Store, @unchecked Sendable {
             options.insert(.winBackOffer(o))
         }
         let result: Product.PurchaseResult
-        #if !canImport(StoreKit) || os(iOS)
+        // iOS and tvOS alike: StoreKit declares both confirmIn forms for
+        // tvOS too (scene: tvOS 17; view controller: tvOS 18.2; 26.2:1650-1657).
+        #if !canImport(StoreKit) || os(iOS) || os(tvOS)
         let scene = foregroundScene()
-        if #available(iOS 18.2, *), OSCheck.atLeast(18, 2), let vc = scene.flatMap(keyViewController) {
+        if #available(iOS 18.2, tvOS 18.2, *), OSCheck.atLeast(18, 2), let vc = scene.flatMap(keyViewController) {
             result = try await product.purchase(confirmIn: vc, options: options)
-        } else if #available(iOS 17.0, *), OSCheck.atLeast(17, 0), let scene {
+        } else if #available(iOS 17.0, tvOS 17.0, *), OSCheck.atLeast(17, 0), let scene {
             result = try await product.purchase(confirmIn: scene, options: options)
         } else {
             result = try await product.purchase(options: options)
@@ -433,7 +435,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         return .other
     }
 
-    #if !canImport(StoreKit) || os(iOS)
+    #if !canImport(StoreKit) || os(iOS) || os(tvOS)
     /// The app's foreground window scene (active first, then inactive).
     @MainActor
     static func foregroundScene() -> UIWindowScene? {

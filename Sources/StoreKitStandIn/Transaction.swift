@@ -111,8 +111,9 @@ public struct Transaction: Identifiable, Equatable, Hashable, Sendable {
     /// 26.2:1269-1270 (iOS 17): the storefront of the purchase.
     @available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
     public var storefront: Storefront { Storefront(countryCode: storefrontRaw, id: storefrontRaw) }
-    /// 26.2:1271-1275: iOS 15, back-deployed before 17 and deprecated there.
-    @available(iOS, introduced: 15.0, deprecated: 17.0, message: "Use the storefront property instead")
+    /// 26.2:1269-1275: iOS 15, back-deployed before 17; deprecated on macOS
+    /// 14, tvOS 17 and Mac Catalyst 17, not on iOS (the file declares no iOS
+    /// deprecation).
     @available(macOS, introduced: 12.0, deprecated: 14.0, message: "Use the storefront property instead")
     @available(tvOS, introduced: 15.0, deprecated: 17.0, message: "Use the storefront property instead")
     public var storefrontCountryCode: String { storefrontRaw }
