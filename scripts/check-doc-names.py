@@ -26,7 +26,7 @@ SAMPLE_HELPER = os.path.join(ROOT, "samples", "c-common", "iap_json_field.h")
 RUNTIME = os.path.join(ROOT, "unity", "com.iapbridge.sdk", "Runtime")
 # Where an IAP_* environment variable must be read for a doc to name it.
 CODE_DIRS = ["Sources", "Tests", "scripts", "Fuzz", "Benchmarks", "bindings", "samples", ".ci"]
-AMBIGUOUS_TYPES = {"Message"}
+AMBIGUOUS_TYPES = {"Message", "Offer"}
 CODE_EXT = (".swift", ".c", ".h", ".hpp", ".cpp", ".sh", ".py", ".lua", ".cs", "run")
 
 
@@ -59,6 +59,11 @@ def sample_helper_names():
             names.update(re.findall(r"\b(iap_\w+)\s*\(", code))
             # The Godot 3 procedures are declared through PROC(name): iap_gd_name.
             names.update("iap_gd_" + n for n in re.findall(r"^PROC\((\w+)\)", code, re.M))
+    # Module and file names of the bindings and test kits (iap_bridge,
+    # iap_testkit): a doc names them when it says what to import.
+    for folder in ("bindings", "testkit"):
+        for path in glob.glob(os.path.join(ROOT, folder, "**", "iap_*"), recursive=True):
+            names.add(os.path.basename(path).split(".")[0])
     return names
 
 
@@ -148,7 +153,7 @@ def main(argv):
                 bad.append((lineno, tok, "not #defined in include/iap_bridge.h, and no code reads it from the environment"))
         # C#: Type.Member for the binding's public types, bridge.Member (an
         # instance of Bridge), and events named ...Received / SheetClosed.
-        # `Message` is also StoreKit's type (`Message.Reason` in APPLE.md):
+        # `Message` and `Offer` are also StoreKit's types (`Message.Reason`, `Transaction.Offer` in APPLE.md):
         # too ambiguous to check by name.
         owners = sorted((t for t in cs_types if t not in AMBIGUOUS_TYPES), key=len, reverse=True)
         type_pattern = r"\b(" + "|".join(owners) + r")\.([A-Z]\w*)" if owners else None
