@@ -480,7 +480,7 @@ public final class Coordinator: @unchecked Sendable {
     /// the kernel does for a dead process), so the test can open again.
     /// With a `ManualExecutor`, kill it first (jobs not run die with the
     /// process); with the SDK thread, the job under way ends first.
-    public func crashForTesting() {
+    @_spi(Testing) public func crashForTesting() {
         gate.withLock { closing = true }
         let die: @Sendable () -> Void = { [self] in
             guard !closed else { return }

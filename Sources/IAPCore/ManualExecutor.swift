@@ -2,7 +2,7 @@
 /// job runs and when time passes. The model checker drives a bridge with it,
 /// one step at a time, to explore every interleaving of store events, game
 /// calls and crashes. Single-threaded use only.
-public final class ManualExecutor: Executor, @unchecked Sendable {
+@_spi(Testing) public final class ManualExecutor: Executor, @unchecked Sendable {
     private var jobs: [@Sendable () -> Void] = []
     private var idle: [@Sendable () -> Void] = []
     private var timers: [(due: Int64, seq: Int, job: @Sendable () -> Void)] = []

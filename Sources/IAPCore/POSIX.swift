@@ -10,7 +10,7 @@ import Darwin
 /// POSIX directly so every write and sync is visible and counted.
 public enum POSIX {
     /// How many data syncs this process has issued (for the fsync-count figure).
-    nonisolated(unsafe) public static var syncCount: Int64 = 0
+    @_spi(Testing) nonisolated(unsafe) public static var syncCount: Int64 = 0
 
     public static var errnoText: String { String(cString: strerror(errno)) }
 

@@ -1,6 +1,6 @@
 #if !canImport(StoreKit)
 import Foundation
-import IAPCore
+@_spi(Testing) import IAPCore
 @testable import IAPStoreKit
 import StoreKitStandIn
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Testing) import IAPCore
 @testable import IAPKit
 import Testing
 

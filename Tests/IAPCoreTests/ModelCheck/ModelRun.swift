@@ -1,5 +1,5 @@
 import Foundation
-import IAPCore
+@_spi(Testing) import IAPCore
 
 /// One model-checking run: a bridge on a `ManualExecutor`, the store
 /// (`ModelWorld`) and a game that follows the README's side of the contract,

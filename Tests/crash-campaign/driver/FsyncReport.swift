@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import IAPCore
+@_spi(Testing) import IAPCore
 import IAPSimulator
 
 /// Counts the syncs of one purchase, buy to confirmed, with POSIX.syncCount
