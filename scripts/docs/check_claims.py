@@ -276,6 +276,34 @@ for rel, text in docs_text.items():
         if script not in read(step):
             problems.append("%s: %s does not run %s" % (rel, step, script))
 claim("every \"X (... run by scripts/ci-NN.sh)\" of the docs (%d): that step runs X" % n, problems)
+# ---------------------------------------------------------------- the test kits' names
+testkit = read("docs/TESTKIT.md")
+kits = {
+    "C (testkit/c/iap_testkit.h)": (set(re.findall(r"\b(iaptk_\w+)", testkit)), read("testkit/c/iap_testkit.h"), r"\b%s\b"),
+    "Python (testkit/python/iap_testkit.py)": (set(re.findall(r"\b(?:kit|tk|iap_testkit)\.([a-z_]+)\(", section(testkit, "## Python"))),
+                                               read("testkit/python/iap_testkit.py"), r"def %s\("),
+    "Lua (testkit/lua/iap_testkit.lua)": (set(re.findall(r"\b(?:kit:|tk\.|require\(\"iap_testkit\"\)\.)([a-z_]+)\(", section(testkit, "## Lua"))),
+                                         read("testkit/lua/iap_testkit.lua"), r"(?:function [\w.:]*\b%s\b|\b%s\s*=\s*function)"),
+    "C# (unity/com.iapbridge.sdk/Testing)": (set(re.findall(r"\bkit\.([A-Z]\w+)\(", testkit)) | set(re.findall(r"\bStoreTestKit\.([A-Z]\w+)\(", testkit)),
+                                            "".join(read(os.path.relpath(q, ROOT)) for q in glob.glob(os.path.join(ROOT, "unity/com.iapbridge.sdk/Testing/*.cs"))),
+                                            r"public [\w<>\[\] ]*\b%s\s*\("),
+}
+for kit, (names, source, pattern) in kits.items():
+    missing = [n for n in sorted(names) if not re.search(pattern.replace("%s", re.escape(n)), source)]
+    claim("TESTKIT.md: every %s name it uses (%d) is defined there" % (kit, len(names)), ["%s is not defined" % n for n in missing] if names else ["no names found"])
+
+# ---------------------------------------------------------------- the Unity sample
+integration = read("docs/INTEGRATION.md")
+step3 = integration.split("**3. Import the example.**", 1)[1].split("**4.", 1)[0]
+sample_files = re.findall(r"`([\w.]+\.(?:cs|storekit))`", step3)
+claim("INTEGRATION.md: the Example Store sample holds the files the import copies (%s)" % ", ".join(sample_files),
+      ["missing %s" % f for f in sample_files if not os.path.exists(os.path.join(ROOT, "unity/com.iapbridge.sdk/Samples~/Example Store", f))]
+      or ([] if len(sample_files) >= 4 else ["fewer than 4 files named"]))
+example = read("unity/com.iapbridge.sdk/Samples~/Example Store/IAPStoreExample.cs")
+claim("INTEGRATION.md: the example keeps iap/, iap-appstore/ and example-save.txt in persistentDataPath",
+      [f for f in ("\"iap\"", "\"iap-appstore\"", "\"example-save.txt\"") if f not in example]
+      + ([] if "`iap/` (the SDK's outbox), `iap-appstore/`" in integration and "`example-save.txt` (the game's save)" in integration else ["INTEGRATION.md no longer says it"]))
+
 failed = [n for n, p in results if p]
 print("claims: %d checked, %d failed" % (len(results), len(failed)))
 sys.exit(1 if failed else 0)
