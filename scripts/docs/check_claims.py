@@ -304,6 +304,18 @@ claim("INTEGRATION.md: the example keeps iap/, iap-appstore/ and example-save.tx
       [f for f in ("\"iap\"", "\"iap-appstore\"", "\"example-save.txt\"") if f not in example]
       + ([] if "`iap/` (the SDK's outbox), `iap-appstore/`" in integration and "`example-save.txt` (the game's save)" in integration else ["INTEGRATION.md no longer says it"]))
 
+# ---------------------------------------------------------------- docs/CLAIMS.md's tests exist
+if os.path.exists(os.path.join(ROOT, "docs/CLAIMS.md")):
+    swift = {os.path.relpath(q, ROOT): read(os.path.relpath(q, ROOT)) for q in glob.glob(os.path.join(ROOT, "Tests/**/*.swift"), recursive=True)}
+    named, problems = set(re.findall(r"`(\w+Tests)(?:\.(\w+))?`", read("docs/CLAIMS.md"))), []
+    for suite, func in sorted(named):
+        holders = [t for t in swift.values() if re.search(r"\b(?:struct|final class|class|enum) %s\b" % suite, t)]
+        if not holders:
+            problems.append("no suite %s in Tests/" % suite)
+        elif func and not any(re.search(r"func %s\(" % func, t) for t in holders):
+            problems.append("no test %s.%s" % (suite, func))
+    claim("every Swift test docs/CLAIMS.md names (%d) exists" % len(named), problems)
+
 failed = [n for n, p in results if p]
 print("claims: %d checked, %d failed" % (len(results), len(failed)))
 sys.exit(1 if failed else 0)
