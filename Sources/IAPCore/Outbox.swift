@@ -32,6 +32,9 @@ public final class Outbox {
         public var unreadBytes = 0
         /// Where the damaged file was copied before repair, if it was.
         public var damagedCopy: String? = nil
+        /// What stood where the outbox belongs when it was not a file (a
+        /// directory, a FIFO, a link): it was moved to `damagedCopy` whole.
+        public var notAFile: String? = nil
         public var isDamaged: Bool { damagedCopy != nil }
     }
 
@@ -130,6 +133,15 @@ public final class Outbox {
 
     public static func open(directory: String) throws(IAPError) -> (Outbox, OpenReport) {
         let path = directory + "/" + fileName
+        // Not a file where the outbox belongs (a tool, a backup restore, a
+        // player): moved aside whole and a new outbox started, never refused
+        // (issue 21: a refusal locked the game out of its purchases for
+        // good). Nothing in it was readable as an outbox; transactions the
+        // store still lists as unfinished come back from the store.
+        var setAside: (kind: String, copy: String)? = nil
+        if let kind = POSIX.nonRegularKind(path) {
+            setAside = (kind, try POSIX.setAside(path, ext: ".log"))
+        }
         let (file, scan, original) = try RecordLogFile.open(path: path)
         let box = Outbox(directory: directory, path: path, log: file)
         var report = OpenReport()
@@ -144,6 +156,10 @@ public final class Outbox {
         report.staleRecords = box.staleRecords
         report.skippedBytes = scan.skippedBytes
         report.damagedSpans = scan.damagedSpans
+        if let setAside {
+            report.notAFile = setAside.kind
+            report.damagedCopy = setAside.copy
+        }
         if scan.hasDamage || report.undecodableRecords > 0 {
             // Keep the evidence, then write a clean file with what survived.
             let copy = POSIX.damagedPath(path, ext: ".log")

@@ -240,6 +240,23 @@ public enum POSIX {
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// What is at `path` when it is not a regular file ("a directory", "a
+    /// FIFO", "a symbolic link", ...); nil for a regular file or nothing.
+    /// `lstat`: a link is reported as one, never followed, and a FIFO is
+    /// never opened (an open would block).
+    public static func nonRegularKind(_ path: String) -> String? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: return "a directory"
+        case S_IFIFO: return "a FIFO"
+        case S_IFLNK: return "a symbolic link"
+        case S_IFSOCK: return "a socket"
+        default: return "a device"
+        }
+    }
+
     /// Checks a data directory the way the config promises: absolute, a
     /// directory, writable; created (owner-only) when only its last
     /// component is missing; it and its parent synced.
