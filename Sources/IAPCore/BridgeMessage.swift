@@ -20,6 +20,14 @@ public enum BridgeMessage: Sendable {
     case sheet(StoreSheet, outcome: String, message: String?)
     case storeMessage(id: String, reason: String, state: String)
 
+    /// A message that answers a game's request: what RequestBudget bounds.
+    var answersRequest: Bool {
+        switch self {
+        case .products, .subscriptions, .appTransaction, .entitlements: return true
+        default: return false
+        }
+    }
+
     /// An `"error"` that is about no purchase.
     public static func error(op: String, code: IAPCode, message: String) -> BridgeMessage {
         .error(op: op, code: code, message: message, key: nil, productID: nil)

@@ -9,13 +9,13 @@ extension Coordinator {
         try Coordinator.validateProductIDs(productIDs)
         let request = StoreRequest.subscriptionStatus(productIDs: productIDs)
         try store.validate(request)
-        try postGameJob { [self] in store.perform(request) }
+        try postRequestJob { [self] in store.perform(request) }
     }
 
     /// Asks for the app transaction: an `"app"`.
     public func appTransaction() throws(IAPError) {
         try store.validate(.appTransaction)
-        try postGameJob { [self] in store.perform(.appTransaction) }
+        try postRequestJob { [self] in store.perform(.appTransaction) }
     }
 
     /// Opens a system sheet; a `"sheet"` follows when the player closes it.

@@ -44,6 +44,9 @@ public final class Coordinator: @unchecked Sendable {
     /// Purchases started this session that the store has not answered yet
     /// (no "7", no "pending"): at most `maxPurchasesInFlight`.
     private var inFlight: Set<Int64> = []
+    /// Requests the game made (products, restore, status, app transaction):
+    /// bounded by rate and by unpolled answers (RequestBudget).
+    private var requests = RequestBudget()
 
     /// A real store shows one payment sheet at a time; nothing a player does
     /// needs more than a few purchases waiting for an answer. Past
@@ -193,11 +196,11 @@ public final class Coordinator: @unchecked Sendable {
 
     public func requestProducts(_ ids: [String]) throws(IAPError) {
         try Coordinator.validateProductIDs(ids)
-        try postGameJob { [self] in store.requestProducts(ids) }
+        try postRequestJob { [self] in store.requestProducts(ids) }
     }
 
     public func restore() throws(IAPError) {
-        try postGameJob { [self] in store.restore() }
+        try postRequestJob { [self] in store.restore() }
     }
 
     /// Starts a purchase keyed by `clickMs` (or by an SDK key, `max(now,
@@ -356,6 +359,15 @@ public final class Coordinator: @unchecked Sendable {
         let box = Locked<T?>(nil)
         executor.runAndWait { [self] in box.withLock { $0 = body(self) } }
         return box.withLock { $0 }!
+    }
+
+    /// `postGameJob` for a request: refused with `.busy` past RequestBudget.
+    func postRequestJob(_ job: @escaping @Sendable () -> Void) throws(IAPError) {
+        try gate.withLock { () throws(IAPError) in
+            guard !closing else { throw IAPError(.closed, "the bridge is closed") }
+            try requests.take(nowMs: Int64(POSIX.monotonicNs() / 1_000_000), queuedAnswers: queue.answersQueued)
+            guard executor.post({ [self] in if !closed { job() } }) else { throw IAPError(.closed, "the bridge is closed") }
+        }
     }
 
     func postGameJob(_ job: @escaping @Sendable () -> Void) throws(IAPError) {

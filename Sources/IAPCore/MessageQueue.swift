@@ -13,6 +13,8 @@ public final class MessageQueue: @unchecked Sendable {
         /// The JSON, when rendered already (at push, for the C ABI's queue).
         var bytes: [UInt8]?
         var resultKey: Int64?
+        /// An answer to a game's request (RequestBudget counts them).
+        var isAnswer = false
     }
 
     private let lock = Lock()
@@ -28,6 +30,9 @@ public final class MessageQueue: @unchecked Sendable {
     /// a result the game has been shown (C9).
     private var queuedResults: Set<Int64> = []
     private var shown: Set<Int64> = []
+    /// Queued answers to requests ("999", "subscription", "app",
+    /// "entitlements"), not handed to the game yet.
+    private var queuedAnswers = 0
     private var head = 0
     private var nextSeq: UInt64 = 1
     /// Number of queued messages, readable without the lock (the per-frame
@@ -73,7 +78,7 @@ public final class MessageQueue: @unchecked Sendable {
     @discardableResult
     public func push(_ message: BridgeMessage, json: [UInt8]? = nil, resultKey: Int64? = nil) -> UInt64 {
         let bytes = json ?? (rendersJSON ? message.json : nil)
-        return push(Item(seq: 0, message: message, bytes: bytes, resultKey: resultKey))
+        return push(Item(seq: 0, message: message, bytes: bytes, resultKey: resultKey, isAnswer: message.answersRequest))
     }
 
     /// Queues JSON with no value behind it (tests of the queue's delivery).
@@ -96,6 +101,7 @@ public final class MessageQueue: @unchecked Sendable {
                 queuedResults.insert(k)
             }
             item.seq = seq
+            if item.isAnswer { queuedAnswers += 1 }
             items.append(item)
             iapc_atomic_add_i64(pendingCount, 1)
             scheduleDeliveryLocked()
@@ -127,6 +133,9 @@ public final class MessageQueue: @unchecked Sendable {
 
     /// Sets (or with nil clears) what runs after each push, outside the
     /// queue's lock: the Swift API wakes its event stream with it.
+    /// Answers to requests waiting unpolled (RequestBudget).
+    public var answersQueued: Int { lock.withLock { queuedAnswers } }
+
     public func setWakeup(_ w: (@Sendable () -> Void)?) {
         lock.withLock { wakeup = w }
     }
@@ -137,6 +146,7 @@ public final class MessageQueue: @unchecked Sendable {
         items[head].bytes = nil
         items[head].message = nil
         head += 1
+        if item.isAnswer { queuedAnswers -= 1 }
         if let k = item.resultKey {
             queuedResults.remove(k)
             shown.insert(k)

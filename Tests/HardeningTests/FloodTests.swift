@@ -97,6 +97,39 @@ struct FloodTests {
         print("buy loop: 100,000 calls, \(ok) accepted, \(busy) IAP_E_BUSY")
     }
 
+    @Test("100,000 calls each of iap_request_products, iap_restore, iap_subscription_status and iap_app_transaction without polling: at most 64 accepted (the unpolled answers' bound), the rest IAP_E_BUSY at once; the queue stays small; once polled, requests are taken again")
+    func requestLoops() throws {
+        let s = Scratch("requests")
+        let b = try CBridge.open(s.config())
+        _ = b.drain()
+        let calls: [(String, () -> Int32)] = [
+            ("iap_request_products", { iap_request_products(b.handle, #"["coins_100","vip_monthly"]"#) }),
+            ("iap_restore", { iap_restore(b.handle) }),
+            ("iap_subscription_status", { iap_subscription_status(b.handle, nil) }),
+            ("iap_app_transaction", { iap_app_transaction(b.handle) }),
+        ]
+        for (name, call) in calls {
+            var ok = 0, busy = 0
+            for _ in 0..<100_000 {
+                let rc = call()
+                if rc == IAPCode.ok.rawValue { ok += 1 } else if rc == IAPCode.busy.rawValue { busy += 1 }
+            }
+            #expect(ok + busy == 100_000, "\(name): only OK or IAP_E_BUSY: \(lastError())")
+            #expect(ok >= 1 && ok <= 64, "\(name): \(ok) accepted")
+            let queued = b.drain()
+            #expect(queued.count <= 2 * 64, "\(name): \(queued.count) messages queued for \(ok) requests")
+            print("\(name) loop: 100,000 calls, \(ok) accepted, \(busy) IAP_E_BUSY, \(queued.count) messages queued")
+            // Polled, and a second later: taken again.
+            Thread.sleep(forTimeInterval: 1.05)
+            #expect(call() == IAPCode.ok.rawValue, "\(name) after polling: \(lastError())")
+            Thread.sleep(forTimeInterval: 0.05)
+            _ = b.drain()
+        }
+        let t0 = Date()
+        b.close()
+        #expect(Date().timeIntervalSince(t0) < 2)
+    }
+
     @Test("100,000 calls each of iap_poll, iap_confirm (unknown key) and iap_flush: no growth of the queue, close at once")
     func otherLoops() throws {
         let s = Scratch("loops")
