@@ -231,7 +231,12 @@ int32_t iap_close(iap_bridge *b);
  * product ID strings, e.g. ["coins_100","remove_ads"]. The answer arrives as
  * a "999" message listing products and the IDs the store did not know.
  * Returns IAP_OK, IAP_E_NULL_ARG, IAP_E_INVALID_ARG, IAP_E_BAD_JSON,
- * IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
+ * IAP_E_BUSY, IAP_E_INVALID_HANDLE or IAP_E_CLOSED.
+ * Requests (this one, iap_restore, iap_subscription_status,
+ * iap_app_transaction) are bounded so a game calling them in a loop piles
+ * up nothing: IAP_E_BUSY at once, nothing asked of the store, past 64
+ * requests in one second or while 64 answers ("999", "subscription", "app",
+ * "entitlements") wait unpolled. Ask once, poll, then ask again. */
 int32_t iap_request_products(iap_bridge *b, const char *product_ids_json);
 
 /* Starts a purchase. `click_ms` is the time of the player's click in
@@ -304,8 +309,9 @@ int32_t iap_confirm(iap_bridge *b, int64_t key);
 /* Restores purchases (on a user's request: StoreKit may ask the player to
  * sign in). Unfinished transactions are delivered again as "7" messages and
  * an "entitlements" message with reason "restore" follows; a failure arrives
- * as an "error" message with op "restore". Returns IAP_OK,
- * IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
+ * as an "error" message with op "restore". Returns IAP_OK, IAP_E_BUSY
+ * (the request bound: see iap_request_products), IAP_E_INVALID_HANDLE or
+ * IAP_E_CLOSED. */
 int32_t iap_restore(iap_bridge *b);
 
 /* The next message, or NULL when there is none (or `b` is invalid: then
@@ -377,15 +383,16 @@ int32_t iap_flush(iap_bridge *b);
  * at open (reason "open", groups the player ever subscribed in) and when a
  * group's status changes (reason "change"). Returns IAP_OK, IAP_E_INVALID_ARG
  * (an empty or over-long ID, more than 1000 IDs), IAP_E_BAD_JSON,
- * IAP_E_NOT_SUPPORTED, IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
+ * IAP_E_NOT_SUPPORTED, IAP_E_BUSY (the request bound: see
+ * iap_request_products), IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
 int32_t iap_subscription_status(iap_bridge *b, const char *product_ids_json);
 
 /* Asks for the app transaction: the version and date the player first got
  * the game (StoreKit's AppTransaction, iOS 16+). A game that went from paid
  * to free grants early buyers what they paid for. Answered by an "app"
  * message (with "error" when the store could not tell). Returns IAP_OK,
- * IAP_E_NOT_SUPPORTED (below iOS 16), IAP_E_INVALID_HANDLE or
- * IAP_E_CLOSED. */
+ * IAP_E_NOT_SUPPORTED (below iOS 16), IAP_E_BUSY (the request bound: see
+ * iap_request_products), IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
 int32_t iap_app_transaction(iap_bridge *b);
 
 /* Opens the App Store's subscription management sheet (cancel, change
