@@ -6,59 +6,54 @@ import Musl
 import Darwin
 #endif
 
-/// A pthread mutex with its condition variable: what the SDK's own threads
+/// The SDK's mutex (`Lock`) with a condition variable: what the SDK's own threads
 /// (SDKThread, DeliveryThread) and one-time events (OneShot) wait on. Plain
 /// pthreads, never libdispatch (docs/CONTRACT.md, C8). Timed waits use the
 /// monotonic clock where the platform lets the condition choose its clock.
 final class Monitor: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let lock = Lock()
     private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
     init() {
-        pthread_mutex_init(mutex, nil)
         #if canImport(Darwin)
-        pthread_cond_init(cond, nil)
+        Lock.check(pthread_cond_init(cond, nil), "pthread_cond_init")
         #else
         var attr = pthread_condattr_t()
-        pthread_condattr_init(&attr)
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
-        pthread_cond_init(cond, &attr)
+        Lock.check(pthread_condattr_init(&attr), "pthread_condattr_init")
+        Lock.check(pthread_condattr_setclock(&attr, CLOCK_MONOTONIC), "pthread_condattr_setclock")
+        Lock.check(pthread_cond_init(cond, &attr), "pthread_cond_init")
         pthread_condattr_destroy(&attr)
         #endif
     }
 
     deinit {
         pthread_cond_destroy(cond)
-        pthread_mutex_destroy(mutex)
         cond.deallocate()
-        mutex.deallocate()
     }
 
-    func locked<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body()
-    }
+    func locked<T>(_ body: () -> T) -> T { lock.withLock(body) }
 
     /// With the mutex held: waits for a signal.
-    func wait() { pthread_cond_wait(cond, mutex) }
+    func wait() { Lock.check(pthread_cond_wait(cond, lock.mutex), "pthread_cond_wait") }
 
     /// With the mutex held: waits for a signal or until `due` (monotonic ms).
     func wait(untilMs due: Int64) {
         #if canImport(Darwin)
         let rel = max(0, due - Monitor.nowMs())
         var ts = timespec(tv_sec: Int(rel / 1000), tv_nsec: Int((rel % 1000) * 1_000_000))
-        pthread_cond_timedwait_relative_np(cond, mutex, &ts)
+        let rc = pthread_cond_timedwait_relative_np(cond, lock.mutex, &ts)
+        precondition(rc == 0 || rc == ETIMEDOUT, "pthread_cond_timedwait_relative_np failed: \(rc)")
         #else
         var ts = timespec()
         ts.tv_sec = Int(due / 1000)
         ts.tv_nsec = Int((due % 1000) * 1_000_000)
-        pthread_cond_timedwait(cond, mutex, &ts)
+        let rc = pthread_cond_timedwait(cond, lock.mutex, &ts)
+        precondition(rc == 0 || rc == ETIMEDOUT, "pthread_cond_timedwait failed: \(rc)")
         #endif
     }
 
-    func signal() { pthread_cond_signal(cond) }
-    func broadcast() { pthread_cond_broadcast(cond) }
+    func signal() { Lock.check(pthread_cond_signal(cond), "pthread_cond_signal") }
+    func broadcast() { Lock.check(pthread_cond_broadcast(cond), "pthread_cond_broadcast") }
 
     /// Monotonic milliseconds.
     static func nowMs() -> Int64 {
