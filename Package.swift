@@ -37,17 +37,21 @@ let package = Package(
             name: "IAPStoreKit",
             dependencies: ["IAPCore", .target(name: "StoreKitStandIn", condition: .when(platforms: [.linux]))],
             swiftSettings: strict),
+        // Which store a config names: shared by the C ABI and the Swift API.
+        .target(
+            name: "IAPStores",
+            dependencies: ["IAPCore", "IAPSimulator",
+                           .target(name: "IAPStoreKit", condition: .when(platforms: [.iOS, .macOS, .tvOS]))],
+            swiftSettings: strict),
         // The @_cdecl layer: marshalling only.
         .target(
             name: "IAPBridge",
-            dependencies: ["IAPCore", "IAPSimulator", "CIAPSupport",
-                           .target(name: "IAPStoreKit", condition: .when(platforms: [.iOS, .macOS, .tvOS]))],
+            dependencies: ["IAPCore", "IAPSimulator", "IAPStores", "CIAPSupport"],
             swiftSettings: strict),
         // The Swift API (README "Swift games"): the bridge for Swift games.
         .target(
             name: "IAPKit",
-            dependencies: ["IAPCore", "IAPSimulator",
-                           .target(name: "IAPStoreKit", condition: .when(platforms: [.iOS, .macOS, .tvOS]))],
+            dependencies: ["IAPCore", "IAPSimulator", "IAPStores"],
             swiftSettings: strict),
 
         // The demo: a C console game on the simulated store (README's first command).

@@ -8,7 +8,7 @@
 #
 # For each target (arm64-apple-ios15.0 against iPhoneOS 26.2; arm64- and
 # x86_64-apple-macosx12.0 against MacOSX 15.5):
-#  1. every library module (CIAPSupport, IAPCore, IAPSimulator, IAPStoreKit,
+#  1. every library module (CIAPSupport, IAPCore, IAPSimulator, IAPStoreKit, IAPStores,
 #     IAPBridge, and the Swift API IAPKit, which is not linked into the
 #     library) compiles to a Mach-O object, whole-module and -O, the way a
 #     release build does, and the compiler reports nothing: no error, no
@@ -50,7 +50,7 @@ bash "$sets/prepare.sh" "$sdkdir" > /dev/null
 python3 scripts/apple/check_api_table.py "$sdkdir/iPhoneOS26.2.sdk/System/Library/Frameworks/StoreKit.framework/Modules/StoreKit.swiftmodule/arm64e-apple-ios.swiftinterface" \
   || die "docs/APPLE.md's StoreKit API table does not match the iPhoneOS 26.2 interface (above)"
 clang=$(dirname "$(readlink -f "$(command -v swiftc)")")/clang
-modules=(IAPCore IAPSimulator IAPStoreKit IAPBridge)
+modules=(IAPCore IAPSimulator IAPStoreKit IAPStores IAPBridge)
 sk165=$work/ref/storekit-ios16.5.txt
 ref165=$work/ref/ios16.5.txt
 mkdir -p "$work/ref"

@@ -7,6 +7,7 @@ import Darwin
 #endif
 import CIAPSupport
 import IAPCore
+import IAPStores
 
 // The C ABI of include/iap_bridge.h. Marshalling only: every decision lives
 // in IAPCore. Each function validates its arguments, maps errors to the

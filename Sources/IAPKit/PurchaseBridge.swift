@@ -1,4 +1,5 @@
 import IAPCore
+import IAPStores
 
 /// The SDK for a Swift game (SpriteKit, SwiftUI, Metal): the C ABI's bridge
 /// (include/iap_bridge.h) with typed calls and a typed event stream, on the
@@ -21,7 +22,7 @@ public final class PurchaseBridge: Sendable {
     public init(configJSON: String) throws(IAPKitError) {
         do throws(IAPError) {
             let config = try BridgeConfig.parse(Array(configJSON.utf8))
-            let store = try StoreChoice.make(config)
+            let store = try StoreFactory.make(config)
             do throws(IAPError) {
                 core = try Coordinator.open(config: config, store: store, rendersJSON: false)
             } catch {

@@ -6,9 +6,10 @@ import IAPSimulator
 import IAPStoreKit
 #endif
 
-/// Picks the store the config names. The C layer's only decision.
-enum StoreFactory {
-    static func make(_ config: BridgeConfig) throws(IAPError) -> Store {
+/// Picks the store the config names: the one decision the C ABI
+/// (IAPBridge) and the Swift API (IAPKit) share, written once.
+public enum StoreFactory {
+    public static func make(_ config: BridgeConfig) throws(IAPError) -> Store {
         switch config.store {
         case .simulator:
             return try SimulatedStore.open(config: config)
@@ -23,7 +24,7 @@ enum StoreFactory {
 
     /// `iap_launch`: StoreKit's promoted purchases heard from launch, before
     /// any bridge is open (IAPStoreKit's PromotedIntents).
-    static func listenFromLaunch() throws(IAPError) {
+    public static func listenFromLaunch() throws(IAPError) {
         #if canImport(StoreKit) && canImport(IAPStoreKit)
         guard StoreKitLaunch.listen() else {
             throw IAPError(.notSupported, "StoreKit has no promoted purchases on this OS (PurchaseIntent: iOS 16.4, macOS 14.4); nothing to listen to")
