@@ -103,6 +103,8 @@ void bench_open_pending(void);
 void bench_rss(void);
 void bench_frame(void);
 void bench_scan(void);
+void bench_sustain(void);
+void bench_flood(void);
 
 /* Shared between sections: the floor's median from the commit section. */
 extern double g_floor_us;
