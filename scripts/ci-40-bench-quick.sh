@@ -45,6 +45,8 @@ commit_vs_handoff_floor pos
 commit_slow_us pos
 commit_slow_floor_us pos
 commit_slow_vs_fsync pos
+commit_slow_sleeping_poll_us pos
+commit_slow_sleeping_poll_vs_fsync pos
 commit_slow_samples pos
 commit_cpu_us pos
 commit_syncs_per_commit one

@@ -90,6 +90,9 @@ int64_t bridge_buy(iap_bridge *b);
 /* Polls until a "7" message arrives (or gives up after `limit_us`);
  * returns it (free with SDK.free) or NULL. */
 char *bridge_wait7(iap_bridge *b, double limit_us);
+/* The same, sleeping `sleep_us` between empty polls (a game that renders
+ * between its polls) instead of spinning. */
+char *bridge_wait7_sleeping(iap_bridge *b, double limit_us, long sleep_us);
 /* Polls every queued message away; returns how many "7"s it saw. */
 long bridge_drain(iap_bridge *b);
 int is_type7(const char *json);
