@@ -91,7 +91,7 @@ echo "instr_sustain_game_10000_vs_10 $(awk -v a="$game_10000" -v b="$game_10" 'B
 # The gates. Counts move only when the code (or the Swift toolchain, or
 # valgrind) changes, so each is a ratio against the count recorded in
 # BENCHMARKS.md with a margin, or a ratio between two counts of this run.
-# Reference counts: commit "Empty iap_poll without swift_once", Swift 6 in
+# Reference counts: commit 99e7f87 (BENCHMARKS.md, "Instruction counts"), Swift 6 in
 # /opt/swift, valgrind 3.19, x86-64.
 fail=0
 gate() {  # gate NAME VALUE LIMIT TEXT: VALUE <= LIMIT
