@@ -4,7 +4,9 @@
 # and BENCHMARKS.md holds the figures of a full run -- only that every figure
 # line is printed, is a number, and is sane, plus the properties that do not
 # depend on timing: the empty poll allocates nothing, every commit syncs
-# exactly once (C2), the library loads neither Foundation nor ICU.
+# exactly once (C2), the library loads neither Foundation nor ICU. Then the
+# CPU-bound goals counted in instructions (scripts/bench-callgrind.sh):
+# callgrind's counts do not move with the neighbours, so they are gated.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SWIFT_BACKTRACE=enable=no
@@ -43,6 +45,8 @@ commit_vs_handoff_floor pos
 commit_slow_us pos
 commit_slow_floor_us pos
 commit_slow_vs_fsync pos
+commit_slow_sleeping_poll_us pos
+commit_slow_sleeping_poll_vs_fsync pos
 commit_slow_samples pos
 commit_cpu_us pos
 commit_syncs_per_commit one
@@ -126,6 +130,49 @@ frame_slow_poll_p50_us pos
 frame_slow_poll_p99_us pos
 frame_slow_poll_max_us pos
 frame_slow_poll_calls pos
+sustain_sdk_cpu_us_per_purchase_10 pos
+sustain_sdk_cpu_us_per_purchase_100 pos
+sustain_sdk_cpu_us_per_purchase_1000 pos
+sustain_sdk_cpu_us_per_purchase_10000 pos
+sustain_sdk_cpu_10000_vs_10 pos
+flood_calls_1x pos
+flood_purchases_1x pos
+flood_peak_rss_kb_1x pos
+flood_heap_kb_1x pos
+flood_calls_4x pos
+flood_purchases_4x pos
+flood_peak_rss_kb_4x pos
+flood_heap_kb_4x pos
+flood_calls_16x pos
+flood_purchases_16x pos
+flood_peak_rss_kb_16x pos
+flood_heap_kb_16x pos
+flood_peak_rss_growth_1x_to_16x_kb num
+flood_peak_rss_16x_vs_1x pos
+flood_peak_rss_growth_per_purchase_bytes num
+flood_sdk_heap_retained_kb num
+flood_calls_per_s pos
+flood_busy pos
+flood_close_ms pos
+flood_slow_calls_1x pos
+flood_slow_purchases_1x pos
+flood_slow_peak_rss_kb_1x pos
+flood_slow_heap_kb_1x pos
+flood_slow_calls_4x pos
+flood_slow_purchases_4x pos
+flood_slow_peak_rss_kb_4x pos
+flood_slow_heap_kb_4x pos
+flood_slow_calls_16x pos
+flood_slow_purchases_16x pos
+flood_slow_peak_rss_kb_16x pos
+flood_slow_heap_kb_16x pos
+flood_slow_peak_rss_growth_1x_to_16x_kb num
+flood_slow_peak_rss_16x_vs_1x pos
+flood_slow_peak_rss_growth_per_purchase_bytes num
+flood_slow_sdk_heap_retained_kb num
+flood_slow_calls_per_s pos
+flood_slow_busy pos
+flood_slow_close_ms pos
 "
 
 fail=0
@@ -158,4 +205,12 @@ if [ "$printed" -ne "$count" ]; then
   fail=1
 fi
 [ "$fail" -eq 0 ] && echo "ci-bench: all $count figure lines present and sane (timing goals are not checked in CI)"
+
+# Instruction counts: the empty poll against an empty call, the game
+# thread's iap_buy and iap_confirm, the SDK threads' cost per purchase at 10
+# to 10,000 purchases (flat), each gated with a margin.
+if ! scripts/bench-callgrind.sh; then
+  echo "ci-bench: an instruction-count gate failed (scripts/bench-callgrind.sh)" >&2
+  fail=1
+fi
 exit "$fail"

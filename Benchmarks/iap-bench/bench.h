@@ -90,11 +90,15 @@ int64_t bridge_buy(iap_bridge *b);
 /* Polls until a "7" message arrives (or gives up after `limit_us`);
  * returns it (free with SDK.free) or NULL. */
 char *bridge_wait7(iap_bridge *b, double limit_us);
+/* The same, sleeping `sleep_us` between empty polls (a game that renders
+ * between its polls) instead of spinning. */
+char *bridge_wait7_sleeping(iap_bridge *b, double limit_us, long sleep_us);
 /* Polls every queued message away; returns how many "7"s it saw. */
 long bridge_drain(iap_bridge *b);
 int is_type7(const char *json);
 
 /* ---- The sections, in the order they run. ---- */
+void bench_flood(void); /* first: its peak RSS is read before the process grows */
 void bench_library(void);
 void bench_poll(void);
 void bench_commit(void);
@@ -103,6 +107,7 @@ void bench_open_pending(void);
 void bench_rss(void);
 void bench_frame(void);
 void bench_scan(void);
+void bench_sustain(void);
 
 /* Shared between sections: the floor's median from the commit section. */
 extern double g_floor_us;

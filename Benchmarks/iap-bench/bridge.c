@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 iap_bridge *bridge_open(const char *dir) { return bridge_open_data(dir, "data"); }
 
@@ -51,6 +52,21 @@ char *bridge_wait7(iap_bridge *b, double limit_us) {
             continue;
         }
         if (now_us() - start > limit_us) return NULL;
+    }
+}
+
+char *bridge_wait7_sleeping(iap_bridge *b, double limit_us, long sleep_us) {
+    double start = now_us();
+    struct timespec pause = {0, sleep_us * 1000};
+    for (;;) {
+        char *m = SDK.poll(b);
+        if (m) {
+            if (is_type7(m)) return m;
+            SDK.free(m);
+            continue;
+        }
+        if (now_us() - start > limit_us) return NULL;
+        nanosleep(&pause, NULL);
     }
 }
 

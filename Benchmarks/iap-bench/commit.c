@@ -10,7 +10,9 @@
  * confirm of each purchase (and its flush) happens outside the timed part.
  * commit_slow_*: the SDK and the floor again with 20 ms added to every sync
  * (what F_FULLFSYNC can cost on a phone), where the handoff's wake-up is
- * small beside the sync. */
+ * small beside the sync. commit_slow_sleeping_poll_*: the same SDK commit
+ * with a game thread that sleeps 100 us between empty polls instead of
+ * spinning, so the woken SDK thread does not wait for the spinner's core. */
 #define _GNU_SOURCE
 #include "bench.h"
 
@@ -119,13 +121,22 @@ void bench_commit(void) {
      * F_FULLFSYNC, as in frame_slow_*): the SDK against the floor only. */
     enum { max_slow = 15 };
     const int slow_rounds = OPT.quick ? 3 : max_slow;
-    static double sdk_slow[max_slow], flo_slow[max_slow];
+    static double sdk_slow[max_slow], flo_slow[max_slow], sdk_slow_sleeping[max_slow];
     bench_set_sync_delay_us(20000);
     for (int r = 0; r < slow_rounds; r++) {
         double t0 = now_us();
         int64_t key = bridge_buy(b);
         char *m = bridge_wait7(b, 5e6);
         sdk_slow[r] = now_us() - t0;
+        if (!m || key_of(m) != key) die("no \"7\" for key %lld", (long long)key);
+        SDK.free(m);
+        if (SDK.confirm(b, key) != IAP_OK || SDK.flush(b) != IAP_OK) die("confirm failed: %s", SDK.errmsg());
+        /* The same with a game thread that sleeps 100 us between empty
+         * polls instead of spinning (a game renders between its polls). */
+        t0 = now_us();
+        key = bridge_buy(b);
+        m = bridge_wait7_sleeping(b, 5e6, 100);
+        sdk_slow_sleeping[r] = now_us() - t0;
         if (!m || key_of(m) != key) die("no \"7\" for key %lld", (long long)key);
         SDK.free(m);
         if (SDK.confirm(b, key) != IAP_OK || SDK.flush(b) != IAP_OK) die("confirm failed: %s", SDK.errmsg());
@@ -156,6 +167,9 @@ void bench_commit(void) {
     figure("commit_slow_us", ss, "us");
     figure("commit_slow_floor_us", fs, "us");
     figure("commit_slow_vs_fsync", ss / fs, "x");
+    double sp = median(sdk_slow_sleeping, slow_rounds);
+    figure("commit_slow_sleeping_poll_us", sp, "us");
+    figure("commit_slow_sleeping_poll_vs_fsync", sp / fs, "x");
     figure_int("commit_slow_samples", slow_rounds, "samples");
     figure_int("commit_record_bytes", record_bytes, "bytes");
     figure_int("commit_samples", rounds, "samples");

@@ -44,7 +44,7 @@ static int selected(const char *section) {
 }
 
 static void usage(void) {
-    die("usage: iap-bench --lib libIAPBridge.so --baselines libiapbaselines.so --catalog FILE.storekit --dir EMPTYDIR [--quick] [--only library,poll,commit,burst,open,rss,frame,scan]");
+    die("usage: iap-bench --lib libIAPBridge.so --baselines libiapbaselines.so --catalog FILE.storekit --dir EMPTYDIR [--quick] [--only library,poll,commit,burst,open,rss,frame,scan,sustain,flood]");
 }
 
 /* The load average: the machine is shared, so every run says how busy it was. */
@@ -91,46 +91,50 @@ static void describe_machine(void) {
     note_load("at start");
 }
 
-/* The goals of issue 8. A quick run prints them but does not judge them. */
+/* The goals of issues 8 and 21 (issue 21 tightened the poll, commit, open
+ * and frame goals). A quick run prints them but does not judge them. */
 static void check_goals(void) {
     static const struct { const char *name; const char *op; double limit; const char *goal; } goals[] = {
-        {"poll_empty_vs_call", "<=", 5, "empty poll at most 5x an empty C call"},
+        {"poll_empty_vs_call", "<=", 1.5, "empty poll at most 1.5x an empty call into another shared library"},
         {"poll_empty_allocs", "==", 0, "empty poll allocates nothing"},
         {"commit_vs_fsync", "<=", 1.3, "commit at most 1.3x one write + fdatasync"},
-        {"commit_vs_handoff_floor", "<=", 1.3, "commit at most 1.3x the same append + fdatasync made by a woken second thread (the least C10 costs)"},
-        {"commit_slow_vs_fsync", "<=", 1.3, "with 20 ms syncs (a phone's F_FULLFSYNC): commit at most 1.3x one write + fdatasync"},
+        {"commit_vs_handoff_floor", "<=", 1.10, "commit at most 1.1x the same append + fdatasync made by a woken second thread (the least C10 costs)"},
+        {"commit_slow_vs_fsync", "<=", 1.05, "with 20 ms syncs (a phone's F_FULLFSYNC): commit at most 1.05x one write + fdatasync on the caller's thread"},
         {"commit_vs_sqlite", "<=", 1.0, "commit no slower than SQLite (WAL, synchronous=FULL)"},
         {"confirm_burst_1000_vs_fsync", "<=", 10, "1,000 confirms in one frame, durable (group commit), at most 10x one fsync"},
-        {"open_pending_ms_1000", "<=", 10, "1,000 pending results re-emitted within 10 ms of open"},
+        {"open_pending_ms_1000", "<=", 5, "1,000 pending results re-emitted within 5 ms of open"},
+        {"open_pending_ms_100000", "<=", 500, "100,000 pending results re-emitted within 0.5 s of open"},
         {"open_pending_per_record_100000_vs_1000", "<=", 2, "open is linear: per-record cost at 100,000 at most 2x that at 1,000"},
         {"sdk_heap_retained_kb", "<=", 1024, "flat: the SDK holds on to at most 1 MB after 100,000 confirmed cycles"},
         {"links_icu", "==", 0, "the library does not load ICU"},
         {"links_foundation", "==", 0, "the library does not load Foundation"},
         {"scan_garbage_8mb_vs_1mb_rate", ">=", 0.5, "iap_open scans garbage linearly: the MB/s at 8 MB at least half that at 1 MB"},
-        {"frame_buy_click_p99_us", "<=", 50, "iap_buy (click key) on the game's thread: p99 at most 50 us"},
+        {"frame_buy_click_p99_us", "<=", 20, "iap_buy (click key) on the game's thread: p99 at most 20 us"},
         {"frame_buy_click_max_us", "<=", 1000, "iap_buy (click key): max at most 1 ms"},
-        {"frame_buy_sdk_p99_us", "<=", 50, "iap_buy (SDK key): p99 at most 50 us"},
+        {"frame_buy_sdk_p99_us", "<=", 20, "iap_buy (SDK key): p99 at most 20 us"},
         {"frame_buy_sdk_max_us", "<=", 1000, "iap_buy (SDK key): max at most 1 ms"},
-        {"frame_confirm_p99_us", "<=", 50, "iap_confirm: p99 at most 50 us"},
+        {"frame_confirm_p99_us", "<=", 20, "iap_confirm: p99 at most 20 us"},
         {"frame_confirm_max_us", "<=", 1000, "iap_confirm: max at most 1 ms"},
-        {"frame_request_products_p99_us", "<=", 50, "iap_request_products: p99 at most 50 us"},
+        {"frame_request_products_p99_us", "<=", 20, "iap_request_products: p99 at most 20 us"},
         {"frame_request_products_max_us", "<=", 1000, "iap_request_products: max at most 1 ms"},
-        {"frame_restore_p99_us", "<=", 50, "iap_restore: p99 at most 50 us"},
+        {"frame_restore_p99_us", "<=", 20, "iap_restore: p99 at most 20 us"},
         {"frame_restore_max_us", "<=", 1000, "iap_restore: max at most 1 ms"},
-        {"frame_poll_p99_us", "<=", 50, "iap_poll: p99 at most 50 us"},
+        {"frame_poll_p99_us", "<=", 20, "iap_poll: p99 at most 20 us"},
         {"frame_poll_max_us", "<=", 1000, "iap_poll: max at most 1 ms"},
-        {"frame_slow_buy_click_p99_us", "<=", 50, "iap_buy (click key) with 20 ms syncs: p99 at most 50 us"},
+        {"frame_slow_buy_click_p99_us", "<=", 20, "iap_buy (click key) with 20 ms syncs: p99 at most 20 us"},
         {"frame_slow_buy_click_max_us", "<=", 1000, "iap_buy (click key) with 20 ms syncs: max at most 1 ms"},
-        {"frame_slow_buy_sdk_p99_us", "<=", 50, "iap_buy (SDK key) with 20 ms syncs: p99 at most 50 us"},
+        {"frame_slow_buy_sdk_p99_us", "<=", 20, "iap_buy (SDK key) with 20 ms syncs: p99 at most 20 us"},
         {"frame_slow_buy_sdk_max_us", "<=", 1000, "iap_buy (SDK key) with 20 ms syncs: max at most 1 ms"},
-        {"frame_slow_confirm_p99_us", "<=", 50, "iap_confirm with 20 ms syncs: p99 at most 50 us"},
+        {"frame_slow_confirm_p99_us", "<=", 20, "iap_confirm with 20 ms syncs: p99 at most 20 us"},
         {"frame_slow_confirm_max_us", "<=", 1000, "iap_confirm with 20 ms syncs: max at most 1 ms"},
-        {"frame_slow_request_products_p99_us", "<=", 50, "iap_request_products with 20 ms syncs: p99 at most 50 us"},
+        {"frame_slow_request_products_p99_us", "<=", 20, "iap_request_products with 20 ms syncs: p99 at most 20 us"},
         {"frame_slow_request_products_max_us", "<=", 1000, "iap_request_products with 20 ms syncs: max at most 1 ms"},
-        {"frame_slow_restore_p99_us", "<=", 50, "iap_restore with 20 ms syncs: p99 at most 50 us"},
+        {"frame_slow_restore_p99_us", "<=", 20, "iap_restore with 20 ms syncs: p99 at most 20 us"},
         {"frame_slow_restore_max_us", "<=", 1000, "iap_restore with 20 ms syncs: max at most 1 ms"},
-        {"frame_slow_poll_p99_us", "<=", 50, "iap_poll with 20 ms syncs: p99 at most 50 us"},
+        {"frame_slow_poll_p99_us", "<=", 20, "iap_poll with 20 ms syncs: p99 at most 20 us"},
         {"frame_slow_poll_max_us", "<=", 1000, "iap_poll with 20 ms syncs: max at most 1 ms"},
+        {"sustain_sdk_cpu_10000_vs_10", "<=", 1.25, "sustained buys: the SDK threads' CPU per purchase at 10,000 purchases within 1.25x of that at 10 (flat)"},
+        {"flood_slow_peak_rss_growth_1x_to_16x_kb", "<=", 1024, "8 threads flooding one bridge on a slow store: the peak RSS grows by at most 1 MB from 1x to 16x the calls (bounded)"},
     };
     int met = 0, total = 0;
     for (size_t i = 0; i < sizeof goals / sizeof goals[0]; i++) {
@@ -165,6 +169,8 @@ int main(int argc, char **argv) {
     load_baselines(OPT.baselines);
     describe_machine();
 
+    /* First: its peak RSS is read in a process that has not yet grown. */
+    if (selected("flood")) bench_flood();
     if (selected("library")) bench_library();
     if (selected("poll")) bench_poll();
     if (selected("commit")) bench_commit();
@@ -173,6 +179,7 @@ int main(int argc, char **argv) {
     if (selected("rss")) bench_rss();
     if (selected("frame")) bench_frame();
     if (selected("scan")) bench_scan();
+    if (selected("sustain")) bench_sustain();
     note_load("at end");
     check_goals();
     return 0;

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+int64_t iapc_registry_storage[2 * IAPC_REGISTRY_SLOTS];
+
 /* ---- CRC32C, slicing-by-8 tables built once. ---- */
 static uint32_t crc_table[8][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;

@@ -10,7 +10,8 @@ import IAPCore
 /// handle this process issued and closed (`IAP_E_CLOSED`) from garbage such
 /// as `(iap_bridge *)5` or a stray pointer (`IAP_E_INVALID_HANDLE`).
 enum Registry {
-    static let slots = 4096
+    /// CIAPSupport sizes the table: one constant for both languages.
+    @inline(__always) static var slots: Int { Int(IAPC_REGISTRY_SLOTS) }
 
     // Computed, so they fold to constants in iap_poll's fast path.
     @inline(__always) static var slotBits: Int { 12 }
@@ -32,12 +33,10 @@ enum Registry {
 
     /// Two Int64 per slot, read lock-free by `iap_poll`'s empty-queue path:
     /// [2*slot] the live handle's value (0 when free, -1 reserved), [2*slot+1]
-    /// queued messages.
-    nonisolated(unsafe) static let table: UnsafeMutablePointer<Int64> = {
-        let p = UnsafeMutablePointer<Int64>.allocate(capacity: 2 * slots)
-        p.initialize(repeating: 0, count: 2 * slots)
-        return p
-    }()
+    /// queued messages. C static storage (CIAPSupport), not a Swift global:
+    /// a global's lazy initialisation check would cost the per-frame poll a
+    /// `swift_once` call.
+    @inline(__always) static var table: UnsafeMutablePointer<Int64> { iapc_registry_table() }
 
     private struct State {
         var bridges: [Int: (gen: Int64, coordinator: Coordinator)] = [:]

@@ -11,6 +11,15 @@ static inline int64_t iapc_atomic_load_i64(const int64_t *p) { return __atomic_l
 static inline void iapc_atomic_store_i64(int64_t *p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline int64_t iapc_atomic_add_i64(int64_t *p, int64_t v) { return __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL); }
 
+/* The bridge registry's table (IAPBridge's Registry.swift): two int64 per
+ * slot, the live handle's value and its queued-message count, read lock-free
+ * by iap_poll. Static storage, zero at load: a Swift global would be
+ * initialised lazily, and iap_poll's empty path would pay a swift_once call
+ * on every frame. Hidden: internal to the library. */
+#define IAPC_REGISTRY_SLOTS 4096
+extern int64_t iapc_registry_storage[2 * IAPC_REGISTRY_SLOTS] __attribute__((visibility("hidden")));
+static inline int64_t *iapc_registry_table(void) { return iapc_registry_storage; }
+
 /* CRC32C (Castagnoli), as used by iSCSI/ext4/LevelDB. `crc` is the running
  * value (0 to start). */
 uint32_t iapc_crc32c(uint32_t crc, const void *data, size_t len);

@@ -1,0 +1,206 @@
+/*
+ * iap-count: the CPU-bound figures of BENCHMARKS.md counted in instructions,
+ * under `valgrind --tool=callgrind --separate-threads=yes`
+ * (scripts/bench-callgrind.sh builds it, runs it and gates on the counts).
+ * Instruction counts do not move with what else runs on the machine, as
+ * milliseconds do.
+ *
+ *   iap-count --lib libIAPBridge.so --empty libiapempty.so --catalog Game.storekit
+ *             --dir EMPTYDIR (--windows | --sustain N)
+ *
+ * --windows: the game thread's calls. Each window is bracketed by
+ * CALLGRIND_ZERO_STATS and CALLGRIND_DUMP_STATS_AT("<window> <n>"), which act
+ * on the calling thread only: the dump counts this thread's instructions in
+ * the window, none of the SDK thread's.
+ *   call N      N calls of an empty exported function of another dlopen'ed library
+ *   poll N      N iap_poll calls on a bridge with nothing queued
+ *   buy N       N iap_buy calls (SDK keys; the SDK thread works meanwhile)
+ *   confirm N   N iap_confirm calls of delivered results
+ * --sustain N: open a bridge, 10 warm-up purchases, then N purchases one
+ * after the other (buy, iap_flush, poll the "7", confirm), close. No client
+ * request: the script reads callgrind's per-thread totals at exit and
+ * subtracts the run with N = 0, so what remains is the N purchases' cost on
+ * the game's thread (thread 1) and on the SDK's threads (all others).
+ * Outside valgrind the client requests do nothing and the program just runs.
+ */
+#define _GNU_SOURCE
+#include "iap_bridge.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <valgrind/callgrind.h>
+
+static struct {
+    int32_t (*open)(const char *, iap_bridge **);
+    int32_t (*close)(iap_bridge *);
+    int32_t (*buy)(iap_bridge *, const char *, int64_t, int64_t *);
+    int32_t (*confirm)(iap_bridge *, int64_t);
+    char *(*poll)(iap_bridge *);
+    void (*free)(void *);
+    int32_t (*flush)(iap_bridge *);
+    const char *(*errmsg)(void);
+} SDK;
+static void (*empty_call)(void);
+static const char *catalog, *root;
+
+static void die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "iap-count: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(1);
+}
+
+static void *load(const char *path) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) die("cannot load %s: %s", path, dlerror());
+    return h;
+}
+
+static void *sym(void *h, const char *name) {
+    void *p = dlsym(h, name);
+    if (!p) die("no symbol %s", name);
+    return p;
+}
+
+/* The simulator as iap-bench configures it: no delay, no store syncs, no
+ * entitlements message, no in-flight limit in the way of the buy window. */
+static iap_bridge *open_bridge(const char *name) {
+    char dir[4096], config[12288];
+    snprintf(dir, sizeof dir, "%s/%s", root, name);
+    if (mkdir(dir, 0755) != 0) die("cannot create %s", dir);
+    snprintf(config, sizeof config,
+             "{\"store\":\"simulator\",\"dataDir\":\"%s/data\",\"catalog\":\"%s\",\"entitlementsAtOpen\":false,"
+             "\"purchasesInFlight\":1000000,"
+             "\"simulator\":{\"stateDir\":\"%s/state\",\"durable\":false,\"tickMs\":0,\"purchaseDelayMs\":0}}",
+             dir, catalog, dir);
+    iap_bridge *b = NULL;
+    if (SDK.open(config, &b) != IAP_OK) die("iap_open failed: %s", SDK.errmsg());
+    if (SDK.flush(b) != IAP_OK) die("iap_flush failed: %s", SDK.errmsg());
+    for (char *m; (m = SDK.poll(b)) != NULL;) SDK.free(m);
+    return b;
+}
+
+static int64_t key_of(const char *json) {
+    if (strncmp(json, "{\"type\":\"7\"", 11) != 0) return 0;
+    const char *k = strstr(json, "\"key\":\"");
+    return k ? strtoll(k + 7, NULL, 10) : 0;
+}
+
+/* Polls until the "7" of `key` (iap_flush returned: it is queued). */
+static void take7(iap_bridge *b, int64_t key) {
+    for (char *m; (m = SDK.poll(b)) != NULL;) {
+        int64_t k = key_of(m);
+        SDK.free(m);
+        if (k == key) return;
+    }
+    die("no \"7\" for key %lld after iap_flush", (long long)key);
+}
+
+static void purchase(iap_bridge *b) {
+    int64_t key = 0;
+    if (SDK.buy(b, "coins_100", 0, &key) != IAP_OK) die("iap_buy failed: %s", SDK.errmsg());
+    if (SDK.flush(b) != IAP_OK) die("iap_flush failed: %s", SDK.errmsg());
+    take7(b, key);
+    if (SDK.confirm(b, key) != IAP_OK) die("iap_confirm failed: %s", SDK.errmsg());
+}
+
+static void window_start(void) { CALLGRIND_ZERO_STATS; }
+
+static void window_end(const char *name, long n) {
+    char label[64];
+    snprintf(label, sizeof label, "%s %ld", name, n);
+    CALLGRIND_DUMP_STATS_AT(label);
+    printf("window %s done\n", label);
+}
+
+static void calls_and_polls(long n) {
+    iap_bridge *b = open_bridge("poll");
+    void (*call)(void) = empty_call;
+    char *(*poll)(iap_bridge *) = SDK.poll;
+    for (long i = 0; i < 1000; i++) { call(); if (poll(b)) die("a message on an empty queue"); }
+    window_start();
+    for (long i = 0; i < n; i++) call();
+    window_end("call", n);
+    window_start();
+    for (long i = 0; i < n; i++) {
+        if (poll(b)) die("a message on an empty queue");
+    }
+    window_end("poll", n);
+    SDK.close(b);
+}
+
+static void buys_and_confirms(long n) {
+    iap_bridge *b = open_bridge("buy");
+    for (int i = 0; i < 10; i++) purchase(b);
+    int64_t *keys = calloc((size_t)n, sizeof *keys);
+    window_start();
+    for (long i = 0; i < n; i++) {
+        if (SDK.buy(b, "coins_100", 0, &keys[i]) != IAP_OK) die("iap_buy failed: %s", SDK.errmsg());
+    }
+    window_end("buy", n);
+    if (SDK.flush(b) != IAP_OK) die("iap_flush failed");
+    long sevens = 0;
+    for (char *m; (m = SDK.poll(b)) != NULL; SDK.free(m)) sevens += key_of(m) != 0;
+    if (sevens != n) die("%ld results for %ld buys", sevens, n);
+    window_start();
+    for (long i = 0; i < n; i++) {
+        if (SDK.confirm(b, keys[i]) != IAP_OK) die("iap_confirm failed: %s", SDK.errmsg());
+    }
+    window_end("confirm", n);
+    if (SDK.flush(b) != IAP_OK) die("iap_flush failed");
+    SDK.close(b);
+    free(keys);
+}
+
+static void sustain(long n) {
+    iap_bridge *b = open_bridge("sustain");
+    for (int i = 0; i < 10; i++) purchase(b);
+    for (long i = 0; i < n; i++) purchase(b);
+    if (SDK.flush(b) != IAP_OK) die("iap_flush failed");
+    if (SDK.close(b) != IAP_OK) die("iap_close failed: %s", SDK.errmsg());
+    printf("sustain %ld done\n", n);
+}
+
+int main(int argc, char **argv) {
+    const char *lib = NULL, *empty = NULL;
+    int windows = 0;
+    long sustain_n = -1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--windows") == 0) { windows = 1; continue; }
+        if (i + 1 >= argc) die("option %s needs a value", argv[i]);
+        if (strcmp(argv[i], "--lib") == 0) lib = argv[++i];
+        else if (strcmp(argv[i], "--empty") == 0) empty = argv[++i];
+        else if (strcmp(argv[i], "--catalog") == 0) catalog = argv[++i];
+        else if (strcmp(argv[i], "--dir") == 0) root = argv[++i];
+        else if (strcmp(argv[i], "--sustain") == 0) sustain_n = strtol(argv[++i], NULL, 10);
+        else die("unknown option %s", argv[i]);
+    }
+    if (!lib || !empty || !catalog || !root || windows == (sustain_n >= 0))
+        die("usage: iap-count --lib LIB --empty LIB --catalog FILE --dir EMPTYDIR (--windows | --sustain N)");
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    void *h = load(lib);
+    SDK.open = sym(h, "iap_open");
+    SDK.close = sym(h, "iap_close");
+    SDK.buy = sym(h, "iap_buy");
+    SDK.confirm = sym(h, "iap_confirm");
+    SDK.poll = sym(h, "iap_poll");
+    SDK.free = sym(h, "iap_free");
+    SDK.flush = sym(h, "iap_flush");
+    SDK.errmsg = sym(h, "iap_errmsg");
+    empty_call = sym(load(empty), "bl_empty_call");
+
+    if (windows) {
+        calls_and_polls(1000000);
+        buys_and_confirms(1000);
+    } else {
+        sustain(sustain_n);
+    }
+    return 0;
+}
