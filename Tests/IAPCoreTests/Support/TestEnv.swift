@@ -65,6 +65,19 @@ final class Bridge: @unchecked Sendable {
         return out
     }
 
+    /// Everything queued now, as the C ABI hands it out (exact bytes); each
+    /// message validated against its schema.
+    func drainRaw() -> [[UInt8]] {
+        c.settle()
+        var out: [[UInt8]] = []
+        while let m = c.queue.pop() {
+            let errors = MessageSchemas.validate(String(decoding: m, as: UTF8.self))
+            #expect(errors.isEmpty, "schema: \(errors)")
+            out.append(m)
+        }
+        return out
+    }
+
     func results(_ messages: [JSONValue]) -> [JSONValue] { messages.filter { $0["type"]?.stringValue == "7" } }
     func drainResults() -> [JSONValue] { results(drain()) }
 
