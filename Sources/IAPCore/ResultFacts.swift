@@ -49,3 +49,21 @@ extension StoreTransaction {
             + environment.utf8.count + (jws?.utf8.count ?? 0) + 120
     }
 }
+
+/// A held purchase record's facts (C11): what only the SDK knows (origin,
+/// "already owned", the click) and the transaction as it was stored.
+struct StoredPurchase {
+    let transaction: StoreTransaction
+    let origin: String
+    let alreadyOwned: Bool
+    let clickKey: Int64?
+
+    /// Nil when the record's facts are not a purchase (an edited record).
+    init?(_ r: OutboxRecord) {
+        guard case let .purchase(t, origin, owned, click) = r.facts else { return nil }
+        transaction = t
+        self.origin = origin
+        alreadyOwned = owned
+        clickKey = click
+    }
+}
