@@ -31,7 +31,8 @@ public final class Outbox {
         /// Bytes past the `RecordLogFile.maxFileBytes` read of a larger file.
         public var unreadBytes = 0
         /// Results read from format version 1 records (their rendered JSON):
-        /// the file was rewritten in version 2 at this open.
+        /// the open rewrote the file in version 2 (unless that write failed:
+        /// then a later compaction does).
         public var upgradedRecords = 0
         /// Where the damaged file was copied before repair, if it was.
         public var damagedCopy: String? = nil
@@ -171,16 +172,21 @@ public final class Outbox {
             report.damagedCopy = copy
             report.droppedTailBytes = scan.tailBytes
             try box.compact()
-        } else if report.upgradedRecords > 0 {
+        } else {
             // Written by an earlier version: rewritten once in version 2
             // (atomically: old or new file, never neither), so no later open
-            // reads JSON. A torn tail is left out like any truncation.
-            report.droppedTailBytes = scan.tailBytes
-            try box.compact()
-        } else if scan.tailBytes > 0 {
-            // An append that a crash interrupted: never acknowledged, so dropped.
-            report.droppedTailBytes = scan.tailBytes
-            try file.truncate(to: scan.validEnd)
+            // reads JSON. Best effort: on a full disk the file stays as it
+            // is (version 1 records stay readable; appends are version 2)
+            // and a later compaction rewrites it.
+            var rewritten = false
+            if report.upgradedRecords > 0 {
+                do throws(IAPError) { try box.compact(); rewritten = true } catch {}
+            }
+            if scan.tailBytes > 0 {
+                // An append that a crash interrupted: never acknowledged, so dropped.
+                report.droppedTailBytes = scan.tailBytes
+                if !rewritten { try file.truncate(to: scan.validEnd) }
+            }
         }
         return (box, report)
     }

@@ -99,4 +99,25 @@ struct V1FixtureTests {
         }
         again.close()
     }
+
+    @Test("a v1 outbox opens, and shows its manifest, when the rewrite to format 2 fails (a full disk); the next open rewrites it")
+    func upgradeOnAFullDisk() throws {
+        let (env, manifest) = try Self.open("torn-tail")
+        let expected = (manifest["messages"]?.arrayValue ?? []).compactMap(\.stringValue)
+        let log = env.dataDir + "/" + Outbox.fileName
+        IOFaults.inject(under: env.dataDir, .write, count: -1, code: ENOSPC)
+        let b = try env.open()
+        #expect(Self.shown(b.drainRaw()) == expected)
+        b.close()
+        IOFaults.clear(under: env.dataDir)
+        let stillV1 = RecordFrame.scan(try POSIX.readFile(log) ?? []).records.filter { $0.first == 1 }.count
+        #expect(stillV1 > 0, "the failed rewrite left the file as it was")
+        let (box, report) = try Outbox.open(directory: env.dataDir)
+        #expect(report.upgradedRecords == stillV1 && report.droppedTailBytes == 0 && !report.isDamaged)
+        box.close()
+        #expect(RecordFrame.scan(try POSIX.readFile(log) ?? []).records.allSatisfy { $0.first != 1 }, "rewritten in format 2")
+        let again = try env.open()
+        #expect(Self.shown(again.drainRaw()) == expected, "the same results after the rewrite")
+        again.close()
+    }
 }
