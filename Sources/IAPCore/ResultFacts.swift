@@ -1,7 +1,7 @@
 /// What a stored result says, as typed values (outbox format version 2):
 /// the game's `"7"` or `"revoked"` is rendered from these when it is
 /// emitted, never stored as text and never parsed back.
-public enum ResultFacts: Sendable, Equatable {
+public indirect enum ResultFacts: Sendable, Equatable {
     /// A transaction: result 0, or 6 when it did not verify (C6).
     case purchase(StoreTransaction, origin: String, alreadyOwned: Bool, clickKey: Int64?)
     /// A purchase that produced no transaction.
