@@ -691,6 +691,7 @@ public final class Coordinator: @unchecked Sendable {
     private func resolveHeld(unfinished: Set<String>?, owned: [StoreTransaction]?) {
         // Each record's fields are read once and travel with it.
         var toCheck: [(record: OutboxRecord, stored: StoredPurchase)] = []
+        toCheck.reserveCapacity(heldAtOpen?.count ?? 0)
         if let unfinished, let held = heldAtOpen {
             heldAtOpen = nil
             for r in held {
@@ -700,7 +701,7 @@ public final class Coordinator: @unchecked Sendable {
                 // finished while a record of it is live: two clicks on it,
                 // the second's confirm finishing the shared transaction.
                 // The player's entitlements decide for those.
-                if stored.alreadyOwned || stored.transaction.kind != .consumable {
+                if stored.alreadyOwned || stored.kind != .consumable {
                     heldOwned.append((r, stored))  // its entitlements decide
                 } else {
                     reject(r, stored: stored, "the store does not list transaction \(r.transactionID) as unfinished (finished already, or never made): an old, copied or edited outbox record")
@@ -716,7 +717,7 @@ public final class Coordinator: @unchecked Sendable {
             var byOriginal: [String: StoreTransaction] = [:]
             for t in owned { byID[t.id] = t; byOriginal[t.originalID] = t }
             for (r, stored) in heldOwned {
-                let original = stored.transaction.originalID
+                let original = stored.originalID
                 if let t = byID[r.transactionID] ?? byOriginal[r.transactionID] ?? byID[original] ?? byOriginal[original] {
                     ownedFacts[r.transactionID] = t
                     toCheck.append((r, stored))
@@ -728,7 +729,7 @@ public final class Coordinator: @unchecked Sendable {
         }
         var rekeyed: [StoreTransaction] = []
         for (r, stored) in toCheck {
-            let storedProduct = stored.transaction.productID
+            let storedProduct = stored.productID
             let reported = reportedAtStart[Coordinator.storeTransactionID(r.transactionID)]
             let facts = reported ?? ownedFacts[r.transactionID]
             // The key, like the rest, comes from the store's facts where they
@@ -742,7 +743,7 @@ public final class Coordinator: @unchecked Sendable {
             } else if let t = facts, t.productID != storedProduct {
                 reject(r, stored: stored, "the record names \(storedProduct), the store's transaction \(t.productID)")
             } else if deliveredAtStart.contains(r.transactionID)
-                        && (facts?.kind ?? stored.transaction.kind) == .consumable {
+                        && (facts?.kind ?? stored.kind) == .consumable {
                 reject(r, stored: stored, "a second record of transaction \(r.transactionID): one purchase, one result")
             } else if let t = reported, let v = vouched, v.key != r.key {
                 // A rewritten key would have the game grant a purchase it
@@ -770,7 +771,7 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     private func reject(_ r: OutboxRecord, stored: StoredPurchase, _ reason: String) {
-        reject(r, productID: stored.transaction.productID, reason)
+        reject(r, productID: stored.productID, reason)
     }
 
     private func reject(_ r: OutboxRecord, productID: String, _ reason: String) {

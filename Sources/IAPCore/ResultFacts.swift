@@ -51,19 +51,33 @@ extension StoreTransaction {
 }
 
 /// A held purchase record's facts (C11): what only the SDK knows (origin,
-/// "already owned", the click) and the transaction as it was stored.
+/// "already owned", the click) and the few transaction fields the checks at
+/// open read, copied out once; the whole transaction stays in the record's
+/// facts (shared, not copied) for a delivery without the store's facts.
 struct StoredPurchase {
-    let transaction: StoreTransaction
+    let productID: String
+    let originalID: String
+    let kind: ProductKind
     let origin: String
     let alreadyOwned: Bool
     let clickKey: Int64?
+    private let facts: ResultFacts
 
     /// Nil when the record's facts are not a purchase (an edited record).
     init?(_ r: OutboxRecord) {
         guard case let .purchase(t, origin, owned, click) = r.facts else { return nil }
-        transaction = t
+        productID = t.productID
+        originalID = t.originalID
+        kind = t.kind
         self.origin = origin
         alreadyOwned = owned
         clickKey = click
+        facts = r.facts
+    }
+
+    /// The transaction as it was stored.
+    var transaction: StoreTransaction {
+        guard case let .purchase(t, _, _, _) = facts else { preconditionFailure("a stored purchase holds a purchase") }
+        return t
     }
 }

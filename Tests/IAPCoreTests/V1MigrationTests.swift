@@ -26,9 +26,9 @@ struct V1MigrationTests {
         let bytes = Messages.purchase(key: 42, transaction: transaction(product: product), origin: "store",
                                       alreadyOwned: true, clickKey: 17)
         let m = read(bytes)
-        #expect(m.transaction.productID == product)
-        #expect(m.transaction.originalID == "2000000000000005")
-        #expect(m.transaction.kind == .nonConsumable)
+        #expect(m.productID == product)
+        #expect(m.originalID == "2000000000000005")
+        #expect(m.kind == .nonConsumable)
         #expect(m.origin == "store")
         #expect(m.alreadyOwned)
         #expect(m.clickKey == 17)
@@ -68,8 +68,8 @@ struct V1MigrationTests {
         #expect(!m.alreadyOwned)
         #expect(m.origin == "game")
         let empty = read(Array(#"{"type":"7"}"#.utf8), transactionID: "u:77")
-        #expect(empty.transaction.productID == "" && empty.transaction.kind == .consumable && empty.origin == "game")
-        #expect(empty.transaction.originalID == "77" && empty.transaction.id == "77")
+        #expect(empty.productID == "" && empty.kind == .consumable && empty.origin == "game")
+        #expect(empty.originalID == "77" && empty.transaction.id == "77")
     }
 
     @Test("only top-level fields count: not a name inside a nested value or a string")
@@ -77,9 +77,9 @@ struct V1MigrationTests {
         let text = #"{"offer":{"productID":"fake","alreadyOwned":true,"x":[1,{"kind":"k"}]},"note":"\"productID\":\"fake\"","#
             + #""productID":"real","alreadyOwned":false,"kind":"consumable"}"#
         let m = read(Array(text.utf8))
-        #expect(m.transaction.productID == "real")
+        #expect(m.productID == "real")
         #expect(!m.alreadyOwned)
-        #expect(m.transaction.kind == .consumable)
+        #expect(m.kind == .consumable)
     }
 
     @Test("a damaged record reads as empty from the damage on", arguments: [
@@ -88,14 +88,14 @@ struct V1MigrationTests {
     ])
     func damaged(_ text: String) {
         let m = read(Array(text.utf8))
-        #expect(m.transaction.productID == "p")
-        #expect(m.transaction.kind == .consumable)
+        #expect(m.productID == "p")
+        #expect(m.kind == .consumable)
     }
 
     @Test("garbage never traps and yields the defaults", arguments: ["", "{", "}", "[1]", #"{""#, #"{"a"#, "{\"\\"])
     func garbage(_ text: String) {
         let m = read(Array(text.utf8))
-        #expect(m.transaction.productID == "" && m.transaction.kind == .consumable && !m.alreadyOwned && m.clickKey == nil)
+        #expect(m.productID == "" && m.kind == .consumable && !m.alreadyOwned && m.clickKey == nil)
     }
 
     @Test("a failure or revocation record whose text is not what the writer makes reads as edited, with its product")
@@ -117,9 +117,9 @@ struct V1MigrationTests {
             let bytes = JSONFieldsTests.randomObject(names: names, using: &rng)
             let full = try JSONParser.parse(bytes: bytes)
             let m = read(bytes)
-            #expect(m.transaction.productID == (full["productID"]?.stringValue ?? ""))
-            #expect(m.transaction.originalID == (full["originalTransactionID"]?.stringValue ?? "2000000000000007"))
-            #expect(m.transaction.kind == (full["kind"]?.stringValue.flatMap(ProductKind.init(rawValue:)) ?? .consumable))
+            #expect(m.productID == (full["productID"]?.stringValue ?? ""))
+            #expect(m.originalID == (full["originalTransactionID"]?.stringValue ?? "2000000000000007"))
+            #expect(m.kind == (full["kind"]?.stringValue.flatMap(ProductKind.init(rawValue:)) ?? .consumable))
             #expect(m.origin == (full["origin"]?.stringValue ?? "game"))
             #expect(m.alreadyOwned == (full["alreadyOwned"]?.boolValue ?? false))
             #expect(m.clickKey == full["clickKey"]?.stringValue.flatMap { Int64($0) })
