@@ -192,8 +192,13 @@ extension ByteReader {
     }
     mutating func str32() -> String? {
         guard let n = u32(), remaining >= Int(n) else { return nil }
-        let end = pos + Int(n)
-        defer { pos = end }
-        return UTF8Text.string(validating: b[pos..<end])
+        let start = pos, end = pos + Int(n)
+        pos = end
+        return b.withUnsafeBufferPointer { all in
+            let s = UnsafeBufferPointer(rebasing: all[start..<end])
+            // Nearly every field is ASCII: one pass, no second validation.
+            if s.allSatisfy({ $0 < 0x80 }) { return String(decoding: s, as: UTF8.self) }
+            return UTF8Text.string(validating: s)
+        }
     }
 }
