@@ -78,6 +78,11 @@ let package = Package(
             name: "iap-bench", path: "Benchmarks/iap-bench",
             cSettings: [.headerSearchPath("../../include")]),
 
+        // The SDK's share of an open with N results pending, outbox format 2
+        // against format 1 (BENCHMARKS.md, "Outbox format 2").
+        .executableTarget(
+            name: "iap-outbox-bench", dependencies: ["IAPCore"], path: "Benchmarks/outbox-open", swiftSettings: strict),
+
         // Hardening (docs/HARDENING.md): a small C driver the sanitizer and
         // valgrind scripts run; the fuzz targets (Fuzz/) are built only by scripts/fuzz.sh.
         .executableTarget(

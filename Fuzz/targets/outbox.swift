@@ -38,7 +38,12 @@ public func fuzzOutbox(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     check(scan.validEnd <= file.count && scan.tailBytes <= file.count, "scan offsets out of range")
     for p in scan.records {
         if let e = OutboxEntry.decode(p) {
-            check(e.encoded() == p, "decode/encode is not the identity")
+            // A format 1 result is written again in format 2 (its facts).
+            if p.first == 1 {
+                check(OutboxEntry.decode(e.encoded()) == e, "a format 1 record does not keep its facts in format 2")
+            } else {
+                check(e.encoded() == p, "decode/encode is not the identity")
+            }
         }
     }
 
@@ -61,7 +66,7 @@ public func fuzzOutbox(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         check(!report.isDamaged && report.droppedTailBytes == 0, "second open still finds damage: \(report)")
         check(box.liveRecords == first, "second open sees different live records")
         // The outbox still works: a put, a confirm of the oldest, a compaction.
-        let r = try box.put(key: Int64.min, kind: .failure, transactionID: "", message: Array(#"{"type":"7"}"#.utf8))
+        let r = try box.put(key: Int64.min, kind: .failure, transactionID: "", facts: .failure(productID: "", failure: .unknown, detail: ""))
         if let oldest = first.first { box.confirm([oldest.id]) }
         _ = try box.flushConfirms()
         try box.compact()

@@ -78,7 +78,7 @@ public final class Coordinator: @unchecked Sendable {
     private var heldTransactions = Set<String>()
     /// "Already owned" answers whose transaction is finished: they wait for
     /// the store's entitlements at open to vouch for them.
-    private var heldOwned: [(record: OutboxRecord, stored: StoredMessage)] = []
+    private var heldOwned: [(record: OutboxRecord, stored: StoredPurchase)] = []
     private var deliveredAtStart = Set<String>()
 
     /// The file of version 1.0 that held its SDK key reservation; read as a floor.
@@ -157,9 +157,9 @@ public final class Coordinator: @unchecked Sendable {
         for r in outbox.liveRecords {
             switch r.kind {
             case .failure, .revocation:
-                let shown = r.kind == .failure ? StoredResultCheck.rebuiltFailure(r) : StoredResultCheck.rebuiltRevocation(r)
-                if let shown { queue.push(shown, resultKey: r.key) } else { editedFound.append(r) }
-            case .purchase, .unverified: held.append(r)
+                if let shown = Coordinator.storedFailureOrRevocation(r) { queue.push(shown, resultKey: r.key) } else { editedFound.append(r) }
+            case .purchase, .unverified:
+                if StoredPurchase(r) != nil { held.append(r) } else { editedFound.append(r) }
             }
         }
         heldAtOpen = held
@@ -174,7 +174,8 @@ public final class Coordinator: @unchecked Sendable {
         let edited = editedFound
         exec.runAndWait { [self] in
             for r in edited {
-                reject(r, stored: StoredMessage(r.message), "record \(r.id) under key \(r.key) is not a \(r.kind == .failure ? "failure" : "revocation") the SDK wrote: an edited outbox record")
+                let what = r.kind == .failure ? "failure" : r.kind == .revocation ? "revocation" : "purchase"
+                reject(r, productID: r.facts.productID, "record \(r.id) under key \(r.key) is not a \(what) the SDK wrote: an edited outbox record")
             }
             store.start(sink: sink)
         }
@@ -652,7 +653,7 @@ public final class Coordinator: @unchecked Sendable {
     /// Nil when the facts cannot say: an "already owned" answer of
     /// something owned carries the token of the click that bought it (and
     /// granting an owned item again grants nothing new).
-    private func vouchedKey(_ t: StoreTransaction, record r: OutboxRecord, stored: StoredMessage) -> (key: Int64, clickKey: Int64?)? {
+    private func vouchedKey(_ t: StoreTransaction, record r: OutboxRecord, stored: StoredPurchase) -> (key: Int64, clickKey: Int64?)? {
         if stored.alreadyOwned && t.kind != .consumable { return nil }
         guard !t.isRenewal, let k = t.token?.key, k > 0 else { return (storeKey(t, flavor: "t"), nil) }
         if gate.withLock({ awaiting.contains(k) }) || !clickHasResult(k, besides: r.transactionID) { return (k, nil) }
@@ -701,17 +702,18 @@ public final class Coordinator: @unchecked Sendable {
     /// dropped, and the game is told.
     private func resolveHeld(unfinished: Set<String>?, owned: [StoreTransaction]?) {
         // Each record's fields are read once and travel with it.
-        var toCheck: [(record: OutboxRecord, stored: StoredMessage)] = []
+        var toCheck: [(record: OutboxRecord, stored: StoredPurchase)] = []
+        toCheck.reserveCapacity(heldAtOpen?.count ?? 0)
         if let unfinished, let held = heldAtOpen {
             heldAtOpen = nil
             for r in held {
-                let stored = StoredMessage(r.message)
+                guard let stored = StoredPurchase(r) else { continue }  // never held (start)
                 if unfinished.contains(Coordinator.storeTransactionID(r.transactionID)) { toCheck.append((r, stored)); continue }
                 // Something owned (a non-consumable, a subscription) can be
                 // finished while a record of it is live: two clicks on it,
                 // the second's confirm finishing the shared transaction.
                 // The player's entitlements decide for those.
-                if stored.alreadyOwned || (stored.kind != nil && stored.kind != ProductKind.consumable.rawValue) {
+                if stored.alreadyOwned || stored.kind != .consumable {
                     heldOwned.append((r, stored))  // its entitlements decide
                 } else {
                     reject(r, stored: stored, "the store does not list transaction \(r.transactionID) as unfinished (finished already, or never made): an old, copied or edited outbox record")
@@ -727,7 +729,7 @@ public final class Coordinator: @unchecked Sendable {
             var byOriginal: [String: StoreTransaction] = [:]
             for t in owned { byID[t.id] = t; byOriginal[t.originalID] = t }
             for (r, stored) in heldOwned {
-                let original = stored.originalTransactionID ?? r.transactionID
+                let original = stored.originalID
                 if let t = byID[r.transactionID] ?? byOriginal[r.transactionID] ?? byID[original] ?? byOriginal[original] {
                     ownedFacts[r.transactionID] = t
                     toCheck.append((r, stored))
@@ -753,7 +755,7 @@ public final class Coordinator: @unchecked Sendable {
             } else if let t = facts, t.productID != storedProduct {
                 reject(r, stored: stored, "the record names \(storedProduct), the store's transaction \(t.productID)")
             } else if deliveredAtStart.contains(r.transactionID)
-                        && (facts?.kind ?? ProductKind(rawValue: stored.kind ?? "") ?? .consumable) == .consumable {
+                        && (facts?.kind ?? stored.kind) == .consumable {
                 reject(r, stored: stored, "a second record of transaction \(r.transactionID): one purchase, one result")
             } else if let t = reported, let v = vouched, v.key != r.key {
                 // A rewritten key would have the game grant a purchase it
@@ -766,8 +768,8 @@ public final class Coordinator: @unchecked Sendable {
                 rekeyed.append(t)
             } else {
                 deliveredAtStart.insert(r.transactionID)
-                let shown = rebuilt(r, stored: stored, facts: facts, clickKey: vouched.map(\.clickKey) ?? stored.clickKey)
-                queue.push(shown.message, json: shown.json, resultKey: r.key)
+                queue.push(rebuilt(r, stored: stored, facts: facts, clickKey: vouched.map(\.clickKey) ?? stored.clickKey),
+                           resultKey: r.key)
             }
         }
         // The transactions of records dropped for their key, once no other
@@ -780,10 +782,13 @@ public final class Coordinator: @unchecked Sendable {
         if heldAtOpen == nil && heldOwned.isEmpty { reportedAtStart = [:]; deliveredAtStart = []; heldTransactions = [] }
     }
 
-    private func reject(_ r: OutboxRecord, stored: StoredMessage, _ reason: String) {
+    private func reject(_ r: OutboxRecord, stored: StoredPurchase, _ reason: String) {
+        reject(r, productID: stored.productID, reason)
+    }
+
+    private func reject(_ r: OutboxRecord, productID: String, _ reason: String) {
         outbox.reject(r.id)
-        queue.push(BridgeMessage.unvouched(key: r.key, productID: stored.productID,
-                                      transactionID: r.transactionID, reason: reason))
+        queue.push(BridgeMessage.unvouched(key: r.key, productID: productID, transactionID: r.transactionID, reason: reason))
         scheduleCommit()
     }
 
@@ -791,13 +796,28 @@ public final class Coordinator: @unchecked Sendable {
     /// transaction (price, dates, verification), with what only the SDK
     /// knows (key, origin, alreadyOwned) from the record; `clickKey` as the
     /// facts give it, where they do.
-    /// With no facts, the game is shown the record as the SDK wrote it (its
-    /// value read back from those bytes, for the Swift API).
-    private func rebuilt(_ r: OutboxRecord, stored: StoredMessage, facts: StoreTransaction?,
-                         clickKey: Int64?) -> (message: BridgeMessage, json: [UInt8]?) {
-        guard let t = facts else { return (StoredResultCheck.storedPurchase(r), r.message) }
-        return (.purchase(key: r.key, transaction: t, origin: stored.origin, alreadyOwned: stored.alreadyOwned,
-                          clickKey: clickKey), nil)
+    /// With no facts, the game is shown the record as the SDK stored it
+    /// (whether it verified as its record's kind says, as format 1 did).
+    private func rebuilt(_ r: OutboxRecord, stored: StoredPurchase, facts: StoreTransaction?, clickKey: Int64?) -> BridgeMessage {
+        var t = facts ?? stored.transaction
+        if facts == nil { t.verified = r.kind == .purchase }
+        return .purchase(key: r.key, transaction: t, origin: stored.origin, alreadyOwned: stored.alreadyOwned,
+                         clickKey: facts == nil ? stored.clickKey : clickKey)
+    }
+
+    /// A failure or revocation record's message, delivered at open without
+    /// asking the store (C11: they grant nothing); nil when its facts are
+    /// not what its kind says (an edited record): a failure the SDK could
+    /// store, or a revocation of the record's own transaction.
+    static func storedFailureOrRevocation(_ r: OutboxRecord) -> BridgeMessage? {
+        switch (r.kind, r.facts) {
+        case (.failure, .failure(_, let failure, _)) where failure != .interrupted:  // interrupted is "pending", never stored
+            return r.facts.message(key: r.key)
+        case (.revocation, .revocation(let t, _)) where t.id == r.transactionID:
+            return r.facts.message(key: r.key)
+        default:
+            return nil
+        }
     }
 
     private func handleTransaction(_ t: StoreTransaction, _ arrival: Arrival) {
@@ -843,8 +863,8 @@ public final class Coordinator: @unchecked Sendable {
             origin = "store"
         }
         let alreadyOwned = owned && (t.alreadyOwned || (answersClick && t.token?.key != click))
-        let message = BridgeMessage.purchase(key: key, transaction: t, origin: origin, alreadyOwned: alreadyOwned, clickKey: clickKey)
-        storeAndEmit(key: key, kind: t.verified ? .purchase : .unverified, txn: recordTxn, productID: t.productID, message: message)
+        storeAndEmit(key: key, kind: t.verified ? .purchase : .unverified, txn: recordTxn,
+                     facts: .purchase(t, origin: origin, alreadyOwned: alreadyOwned, clickKey: clickKey))
     }
 
     private func handleRevocation(_ t: StoreTransaction) {
@@ -859,8 +879,7 @@ public final class Coordinator: @unchecked Sendable {
         }
         let key = storeKey(t, flavor: "r")
         let origin = t.token?.key(forInstall: install) != nil ? "game" : "store"
-        storeAndEmit(key: key, kind: .revocation, txn: t.id, productID: t.productID,
-                     message: .revoked(key: key, transaction: t, origin: origin))
+        storeAndEmit(key: key, kind: .revocation, txn: t.id, facts: .revocation(t, origin: origin))
     }
 
     private func handleFailure(key k: Int64, productID: String, failure: PurchaseFailure, detail: String?) {
@@ -875,8 +894,7 @@ public final class Coordinator: @unchecked Sendable {
         // The click is remembered as failed with its record (C9): a charge
         // the store makes for it after all, even once this failure is
         // confirmed, gets a key of its own.
-        storeAndEmit(key: key, kind: .failure, txn: "", productID: productID,
-                     message: .purchaseFailed(key: key, productID: productID, failure: failure, detail: text),
+        storeAndEmit(key: key, kind: .failure, txn: "", facts: .failure(productID: productID, failure: failure, detail: text),
                      failedClick: k)
     }
 
@@ -895,13 +913,13 @@ public final class Coordinator: @unchecked Sendable {
     /// Writes the record durably, then makes its message visible (C2), then
     /// the key stops awaiting. On a write failure nothing is shown; the
     /// store still lists the transaction as unfinished, so it comes back.
-    private func storeAndEmit(key: Int64, kind: RecordKind, txn: String, productID: String, message: BridgeMessage,
-                              failedClick: Int64? = nil) {
+    /// The message is rendered from the facts when it is queued.
+    private func storeAndEmit(key: Int64, kind: RecordKind, txn: String, facts: ResultFacts, failedClick: Int64? = nil) {
         assert(!outbox.hasLive(key: key), "C9: a second result under key \(key)")
         do throws(IAPError) {
-            let r = try outbox.put(key: key, kind: kind, transactionID: txn, message: message.json, failedClick: failedClick)
+            let r = try outbox.put(key: key, kind: kind, transactionID: txn, facts: facts, failedClick: failedClick)
             assert(outbox.isDurable(r.id), "C2")
-            queue.push(message, json: r.message, resultKey: key)
+            if let message = facts.message(key: key) { queue.push(message, resultKey: key) }
             _ = gate.withLock { awaiting.remove(key) }
         } catch {
             storeFailed = true
@@ -909,7 +927,7 @@ public final class Coordinator: @unchecked Sendable {
             if !retrying {
                 queue.push(BridgeMessage.error(op: "outbox", code: error.code,
                                           message: "a result could not be stored, so it is not delivered yet; the SDK tries again on a fresh file and delivers it once the disk works (or at the next launch): \(error.message)",
-                                          key: key, productID: productID))
+                                          key: key, productID: facts.productID))
             }
         }
     }

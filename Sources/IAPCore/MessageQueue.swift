@@ -73,11 +73,11 @@ public final class MessageQueue: @unchecked Sendable {
     }
 
     /// Queues a message; returns its sequence number. `resultKey`: the key
-    /// of a result the game must confirm (one per key per session). `json`:
-    /// its rendering when the caller has it already (a stored result's bytes).
+    /// of a result the game must confirm (one per key per session). A
+    /// stored result is rendered here like any message, from its facts.
     @discardableResult
-    public func push(_ message: BridgeMessage, json: [UInt8]? = nil, resultKey: Int64? = nil) -> UInt64 {
-        let bytes = json ?? (rendersJSON ? message.json : nil)
+    public func push(_ message: BridgeMessage, resultKey: Int64? = nil) -> UInt64 {
+        let bytes = rendersJSON ? message.json : nil
         return push(Item(seq: 0, message: message, bytes: bytes, resultKey: resultKey, isAnswer: message.answersRequest))
     }
 

@@ -30,6 +30,10 @@ public final class Outbox {
         public var staleRecords = 0
         /// Bytes past the `RecordLogFile.maxFileBytes` read of a larger file.
         public var unreadBytes = 0
+        /// Results read from format version 1 records (their rendered JSON):
+        /// the open rewrote the file in version 2 (unless that write failed:
+        /// then a later compaction does).
+        public var upgradedRecords = 0
         /// Where the damaged file was copied before repair, if it was.
         public var damagedCopy: String? = nil
         /// What stood where the outbox belongs when it was not a file (a
@@ -149,6 +153,7 @@ public final class Outbox {
         decoded.reserveCapacity(scan.records.count)
         for payload in scan.records {
             if let e = OutboxEntry.decode(payload) { decoded.append(e) } else { report.undecodableRecords += 1 }
+            if OutboxRecord.isVersion1(payload) { report.upgradedRecords += 1 }
         }
         box.reserveCapacity(decoded.count)
         for e in decoded { box.replay(e) }
@@ -183,10 +188,21 @@ public final class Outbox {
             report.damagedCopy = copy
             report.droppedTailBytes = scan.tailBytes
             try box.compact()
-        } else if scan.tailBytes > 0 {
-            // An append that a crash interrupted: never acknowledged, so dropped.
-            report.droppedTailBytes = scan.tailBytes
-            try file.truncate(to: scan.validEnd)
+        } else {
+            // Written by an earlier version: rewritten once in version 2
+            // (atomically: old or new file, never neither), so no later open
+            // reads JSON. Best effort: on a full disk the file stays as it
+            // is (version 1 records stay readable; appends are version 2)
+            // and a later compaction rewrites it.
+            var rewritten = false
+            if report.upgradedRecords > 0 {
+                do throws(IAPError) { try box.compact(); rewritten = true } catch {}
+            }
+            if scan.tailBytes > 0 {
+                // An append that a crash interrupted: never acknowledged, so dropped.
+                report.droppedTailBytes = scan.tailBytes
+                if !rewritten { try file.truncate(to: scan.validEnd) }
+            }
         }
         return (box, report)
     }
@@ -244,13 +260,13 @@ public final class Outbox {
         live[r.id] = r
         byKey[r.key, default: []].append(r.id)
         if let f = r.kind.flavor { byTransaction[TransactionTag(r.transactionID, f), default: []].append(r.id) }
-        liveBytes += r.message.count + 40
+        liveBytes += r.facts.approximateSize + 40
     }
 
     /// Drops a live record and leaves its tombstone; returns the transaction to finish.
     private func removeLive(_ id: UInt64, previousSession: Bool) -> String? {
         guard let r = live.removeValue(forKey: id) else { return nil }
-        liveBytes -= r.message.count + 40
+        liveBytes -= r.facts.approximateSize + 40
         Outbox.remove(id, from: &byKey, at: r.key)
         #if DEBUG
         recordWriteSeq[id] = nil
@@ -311,25 +327,27 @@ public final class Outbox {
     // MARK: Writes
 
     /// Stores a result durably (write + sync) and returns it. Only after this
-    /// returns may the game see the message (C2). `failedClick`: the click
-    /// a failure answers, remembered in the same write (C9).
-    public func put(key: Int64, kind: RecordKind, transactionID: String, message: [UInt8],
+    /// returns may the game see the message (C2), rendered from `facts`.
+    /// `failedClick`: the click a failure answers, remembered in the same
+    /// write (C9).
+    public func put(key: Int64, kind: RecordKind, transactionID: String, facts: ResultFacts,
                     failedClick: Int64? = nil) throws(IAPError) -> OutboxRecord {
-        guard message.count + transactionID.utf8.count + 64 <= RecordFrame.maxPayload else {
-            throw IAPError(.invalidArgument, "result too large to store (\(message.count) bytes)")
-        }
         guard transactionID.utf8.count <= 0xFFFF else {
             throw IAPError(.invalidArgument, "transaction ID too long to store (\(transactionID.utf8.count) bytes)")
         }
+        let r = OutboxRecord(id: nextID, key: key, kind: kind, transactionID: transactionID, facts: facts)
+        let payload = OutboxEntry.put(r).encoded()
+        guard payload.count <= RecordFrame.maxPayload else {
+            throw IAPError(.invalidArgument, "result too large to store (\(payload.count) bytes)")
+        }
         // C12: never on the strength of a file whose write or sync failed.
         try ensureFresh()
-        let r = OutboxRecord(id: nextID, key: key, kind: kind, transactionID: transactionID, message: message)
         // Confirms waiting for the group commit ride along with this write
         // (and stay pending if it fails).
         let carried = pendingConfirmIDs
         var frame = Outbox.confirmFrames(carried)
         if let failedClick { RecordFrame.encode(OutboxEntry.failedClicks([failedClick]).encoded(), into: &frame) }
-        RecordFrame.encode(OutboxEntry.put(r).encoded(), into: &frame)
+        RecordFrame.encode(payload, into: &frame)
         pendingConfirmIDs.removeAll(keepingCapacity: true)
         do throws(IAPError) { try log.appendFramed(frame) } catch {
             pendingConfirmIDs = carried
@@ -405,7 +423,7 @@ public final class Outbox {
     /// Drops a record whose sync failed: it was never acknowledged.
     private func forgetUnsynced(_ id: UInt64) {
         guard let r = live.removeValue(forKey: id) else { return }
-        liveBytes -= r.message.count + 40
+        liveBytes -= r.facts.approximateSize + 40
         Outbox.remove(id, from: &byKey, at: r.key)
         if let f = r.kind.flavor { Outbox.remove(id, from: &byTransaction, at: TransactionTag(r.transactionID, f)) }
         #if DEBUG

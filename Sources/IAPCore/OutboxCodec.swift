@@ -1,7 +1,13 @@
-/// The binary payloads inside outbox frames (format version 1). Decoding
-/// never traps: a payload that does not parse is reported as damage.
+/// The binary payloads inside outbox frames. Decoding never traps: a
+/// payload that does not parse is reported as damage.
+///
+/// Format version 2 stores a result as its typed facts (tag 8,
+/// `ResultFactsCodec`); the message is rendered from them when it is
+/// emitted. Version 1 stored the rendered JSON (tag 1): such a record is
+/// still read, through `OutboxV1Migration`, and `Outbox.open` rewrites the
+/// file in version 2. The other tags are the same in both versions.
 public enum OutboxEntry: Sendable, Equatable {
-    /// A result the game must confirm: the exact message text it is shown.
+    /// A result the game must confirm, as its facts.
     case put(OutboxRecord)
     /// The game confirmed these record IDs.
     case confirm([UInt64])
@@ -22,13 +28,16 @@ public enum OutboxEntry: Sendable, Equatable {
     /// with each failure, and by a compaction for every click remembered.
     case failedClicks([Int64])
 
-    static let tagPut: UInt8 = 0x01
+    /// A result as format version 1 wrote it: its rendered JSON. Read only.
+    static let tagPutV1: UInt8 = 0x01
     static let tagConfirm: UInt8 = 0x02
     static let tagTombstone: UInt8 = 0x03
     static let tagForget: UInt8 = 0x04
     static let tagIntent: UInt8 = 0x05
     static let tagKeyMark: UInt8 = 0x06
     static let tagFailedClicks: UInt8 = 0x07
+    /// A result as its typed facts (format version 2).
+    static let tagPut: UInt8 = 0x08
 
     public func encoded() -> [UInt8] {
         var w = ByteWriter()
@@ -39,7 +48,7 @@ public enum OutboxEntry: Sendable, Equatable {
             w.u64(UInt64(bitPattern: r.key))
             w.u8(r.kind.rawValue)
             w.str16(r.transactionID)
-            w.bytes32(r.message)
+            ResultFactsCodec.encode(r.facts, into: &w)
         case .confirm(let ids):
             w.u8(OutboxEntry.tagConfirm)
             w.u32(UInt32(ids.count))
@@ -73,12 +82,20 @@ public enum OutboxEntry: Sendable, Equatable {
         guard let tag = r.u8() else { return nil }
         let entry: OutboxEntry
         switch tag {
-        case tagPut:
+        case tagPut, tagPutV1:
             // Record IDs count up from 1: one at 2^62 or more is damage that kept
             // a valid checksum, and would overflow the next ID (found by fuzzing).
             guard let id = r.u64(), id > 0, id < 1 << 62, let key = r.u64(), let kindRaw = r.u8(),
-                  let kind = RecordKind(rawValue: kindRaw), let txn = r.str16(), let msg = r.bytes32() else { return nil }
-            entry = .put(OutboxRecord(id: id, key: Int64(bitPattern: key), kind: kind, transactionID: txn, message: msg))
+                  let kind = RecordKind(rawValue: kindRaw), let txn = r.str16() else { return nil }
+            let facts: ResultFacts
+            if tag == tagPut {
+                guard let f = ResultFactsCodec.decode(&r) else { return nil }
+                facts = f
+            } else {
+                guard let msg = r.bytes32() else { return nil }
+                facts = OutboxV1Migration.facts(kind: kind, key: Int64(bitPattern: key), transactionID: txn, message: msg)
+            }
+            entry = .put(OutboxRecord(id: id, key: Int64(bitPattern: key), kind: kind, transactionID: txn, facts: facts))
         case tagConfirm:
             guard let n = r.u32(), Int(n) <= r.remaining / 8 else { return nil }
             var ids: [UInt64] = []
@@ -139,18 +156,22 @@ public struct OutboxRecord: Sendable, Equatable {
     public let kind: RecordKind
     /// Empty for failures (no transaction exists).
     public let transactionID: String
-    /// The message JSON as stored. A failure's or revocation's is re-emitted
-    /// as it is; a purchase's is rebuilt from the store's facts when the
-    /// store vouches for it at open (C11).
-    public let message: [UInt8]
+    /// What the result says. A failure's or revocation's message is
+    /// rendered from it at every open; a purchase's is rebuilt from the
+    /// store's facts when the store vouches for it at open (C11).
+    public let facts: ResultFacts
 
-    public init(id: UInt64, key: Int64, kind: RecordKind, transactionID: String, message: [UInt8]) {
+    public init(id: UInt64, key: Int64, kind: RecordKind, transactionID: String, facts: ResultFacts) {
         self.id = id
         self.key = key
         self.kind = kind
         self.transactionID = transactionID
-        self.message = message
+        self.facts = facts
     }
+
+    /// True when a format 1 payload (rendered JSON) holds this record:
+    /// read through `OutboxV1Migration`.
+    static func isVersion1(_ payload: [UInt8]) -> Bool { payload.first == OutboxEntry.tagPutV1 }
 }
 
 struct ByteWriter {
@@ -163,7 +184,6 @@ struct ByteWriter {
         out.append(UInt8(b.count & 0xff)); out.append(UInt8(b.count >> 8))
         out.append(contentsOf: b)
     }
-    mutating func bytes32(_ b: [UInt8]) { u32(UInt32(b.count)); out.append(contentsOf: b) }
 }
 
 struct ByteReader {

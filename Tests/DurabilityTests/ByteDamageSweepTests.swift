@@ -48,10 +48,6 @@ struct ByteDamageSweepTests {
         let entry: OutboxEntry
     }
 
-    static func message(_ i: Int) -> [UInt8] {
-        Array("{\"type\":\"7\",\"key\":\"\(1_700_000_000_000 + i)\",\"productID\":\"coins_100\",\"result\":\"0\",\"n\":\(i)}".utf8)
-    }
-
     /// Writes the sample outbox with the real code and returns its bytes.
     static func writeSample(in dir: String) throws -> [UInt8] {
         var (box, _) = try Outbox.open(directory: dir)
@@ -59,7 +55,7 @@ struct ByteDamageSweepTests {
         for i in 1...6 {
             let kind: RecordKind = i == 3 ? .failure : (i == 5 ? .revocation : .purchase)
             let txn = kind == .failure ? "" : String(2_000_000 + i)
-            ids.append(try box.put(key: Int64(1_700_000_000_000 + i), kind: kind, transactionID: txn, message: message(i)).id)
+            ids.append(try box.put(key: Int64(1_700_000_000_000 + i), kind: kind, transactionID: txn, facts: .sample(i)).id)
         }
         box.confirm([ids[0], ids[1]])
         _ = try box.flushConfirms()
@@ -67,11 +63,11 @@ struct ByteDamageSweepTests {
         box.close()
         (box, _) = try Outbox.open(directory: dir)  // tombstones now from an earlier session
         try box.forgetFinished(stillUnfinished: ["2000002"])  // forget t:2000001
-        ids.append(try box.put(key: 1_700_000_000_007, kind: .purchase, transactionID: "2000007", message: message(7)).id)
-        ids.append(try box.put(key: 1_700_000_000_008, kind: .unverified, transactionID: "2000008", message: message(8)).id)
+        ids.append(try box.put(key: 1_700_000_000_007, kind: .purchase, transactionID: "2000007", facts: .sample(7)).id)
+        ids.append(try box.put(key: 1_700_000_000_008, kind: .unverified, transactionID: "2000008", facts: .sample(8)).id)
         box.confirm([ids[2], ids[6]])
         // This result carries the two confirms above in the same write.
-        ids.append(try box.put(key: 1_700_000_000_009, kind: .purchase, transactionID: "2000009", message: message(9)).id)
+        ids.append(try box.put(key: 1_700_000_000_009, kind: .purchase, transactionID: "2000009", facts: .sample(9)).id)
         _ = try box.flushConfirms()
         box.confirm([ids[3]])
         _ = try box.flushConfirms()

@@ -203,7 +203,9 @@ struct DeliveryContractTests {
         while pos + RecordFrame.headerSize <= bytes.count {
             let len = Int(bytes[pos + 4]) | Int(bytes[pos + 5]) << 8
             // Result records only (key marks and purchase intents sit between them).
-            if bytes[pos + RecordFrame.headerSize] == 0x01 { starts.append(pos) }
+            if case .put? = OutboxEntry.decode(Array(bytes[(pos + RecordFrame.headerSize)..<(pos + RecordFrame.headerSize + len)])) {
+                starts.append(pos)
+            }
             pos += RecordFrame.headerSize + len
         }
         #expect(starts.count == 3)

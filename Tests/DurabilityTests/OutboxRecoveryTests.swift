@@ -5,13 +5,11 @@ import Testing
 /// Regression tests for the outbox's recovery and commit rules, one bug each.
 @Suite("Outbox recovery")
 struct OutboxRecoveryTests {
-    static func message(_ i: Int) -> [UInt8] { Array("{\"type\":\"7\",\"key\":\"\(i)\",\"result\":\"0\"}".utf8) }
-
     /// An outbox with `n` unconfirmed results; returns the frame starts.
     static func fill(_ s: Scratch, _ n: Int) throws -> [Int] {
         mkdir(s.dataDir, 0o700)
         let (box, _) = try Outbox.open(directory: s.dataDir)
-        for i in 1...n { _ = try box.put(key: Int64(i), kind: .purchase, transactionID: "t\(i)", message: message(i)) }
+        for i in 1...n { _ = try box.put(key: Int64(i), kind: .purchase, transactionID: "t\(i)", facts: .sample(i)) }
         box.close()
         let bytes = s.read(s.outboxPath)
         var starts: [Int] = []
@@ -70,7 +68,7 @@ struct OutboxRecoveryTests {
         box.confirm([box.liveRecords[0].id])
         _ = try box.flushConfirms()
         try box.compact()
-        _ = try box.put(key: 4, kind: .purchase, transactionID: "t4", message: Self.message(4))
+        _ = try box.put(key: 4, kind: .purchase, transactionID: "t4", facts: .sample(4))
         box.close()
         (box, report) = try Outbox.open(directory: s.dataDir)
         #expect(box.liveRecords.map(\.key) == [2, 3, 4], "the result written after the compaction is in the new file")
@@ -88,7 +86,7 @@ struct OutboxRecoveryTests {
         #expect(box.isFinishPending(transaction: "t1"))
         #expect(box.hasTombstone(transaction: "t1", flavor: .transaction))
         // A result written now carries the confirm in the same synced write.
-        _ = try box.put(key: 3, kind: .purchase, transactionID: "t3", message: Self.message(3))
+        _ = try box.put(key: 3, kind: .purchase, transactionID: "t3", facts: .sample(3))
         #expect(box.isFinishPending(transaction: "t1"), "finishing is still the flush's job")
         #expect(try box.flushConfirms() == ["t1"])
         #expect(!box.isFinishPending(transaction: "t1"))

@@ -178,3 +178,13 @@ extension JSONValue {
     var key: Int64? { self["key"]?.stringValue.flatMap { Int64($0) } }
     var txn: String { self["transactionID"]?.stringValue ?? "" }
 }
+
+extension ResultFacts {
+    /// A stored success for tests of the outbox itself (format 2 stores facts, not text).
+    static func sample(_ i: Int, product: String = "coins_100") -> ResultFacts {
+        .purchase(StoreTransaction(id: String(2_000_000 + i), originalID: String(2_000_000 + i), productID: product,
+                                   kind: .consumable, purchaseDateMs: 1_700_000_000_000 + Int64(i), price: "0.99",
+                                   currency: "USD", environment: "test"),
+                  origin: "game", alreadyOwned: false, clickKey: nil)
+    }
+}

@@ -28,7 +28,7 @@ struct FuzzRegressionTests {
 }
 
 extension FuzzRegressionTests {
-    /// A put payload as OutboxCodec writes it (format version 1).
+    /// A put payload as format version 1 wrote it (read now through OutboxV1Migration).
     static func putPayload(id: UInt64, key: Int64, message: String) -> [UInt8] {
         var p: [UInt8] = [0x01]
         for i in 0..<8 { p.append(UInt8((id >> (8 * UInt64(i))) & 0xff)) }
@@ -45,8 +45,8 @@ extension FuzzRegressionTests {
         let s = Scratch("bigid")
         try FileManager.default.createDirectory(atPath: s.dataDir, withIntermediateDirectories: true)
         var file: [UInt8] = []
-        // A failure as the SDK writes it (a failure record is re-delivered only
-        // as what the SDK's writer makes of its fields: StoredResultCheck).
+        // A failure as format 1 wrote it (a failure record is re-delivered only
+        // as what the SDK's writer makes of its fields: OutboxV1Migration).
         let good = #"{"type":"7","key":"5","productID":"coins_100","result":"1","resultName":"cancelled"}"#
         RecordFrame.encode(Self.putPayload(id: 1, key: 5, message: good), into: &file)
         RecordFrame.encode(Self.putPayload(id: UInt64.max - 1, key: 6, message: good), into: &file)

@@ -17,6 +17,42 @@ struct ForgeryTests {
         try POSIX.replaceFile(path(env), with: bytes)
     }
 
+    /// A result record as format 1 wrote it (its rendered JSON): what an
+    /// outbox an earlier version left holds, read at open through the
+    /// migration to format 2.
+    static func v1Put(id: UInt64, key: Int64, kind: RecordKind, transactionID: String, message: [UInt8]) -> [UInt8] {
+        var p: [UInt8] = [1]
+        for i in 0..<8 { p.append(UInt8((id >> (8 * UInt64(i))) & 0xff)) }
+        for i in 0..<8 { p.append(UInt8((UInt64(bitPattern: key) >> (8 * UInt64(i))) & 0xff)) }
+        p.append(kind.rawValue)
+        let t = Array(transactionID.utf8)
+        p += [UInt8(t.count & 0xff), UInt8(t.count >> 8)] + t
+        let n = UInt32(message.count)
+        p += [UInt8(n & 0xff), UInt8((n >> 8) & 0xff), UInt8((n >> 16) & 0xff), UInt8(n >> 24)] + message
+        return p
+    }
+
+    static func appendV1(_ env: TestEnv, id: UInt64, key: Int64, kind: RecordKind, transactionID: String, message: [UInt8]) throws {
+        var bytes = try POSIX.readFile(path(env)) ?? []
+        RecordFrame.encode(v1Put(id: id, key: key, kind: kind, transactionID: transactionID, message: message), into: &bytes)
+        try POSIX.replaceFile(path(env), with: bytes)
+    }
+
+    /// The facts with their transaction changed (a player's tool editing a record).
+    static func edited(_ f: ResultFacts, clickKey newClick: Int64?? = .none, _ change: (inout StoreTransaction) -> Void = { _ in }) -> ResultFacts {
+        switch f {
+        case .purchase(var t, let origin, let owned, var click):
+            change(&t)
+            if let newClick { click = newClick }
+            return .purchase(t, origin: origin, alreadyOwned: owned, clickKey: click)
+        case .revocation(var t, let origin):
+            change(&t)
+            return .revocation(t, origin: origin)
+        case .failure, .edited:
+            return f
+        }
+    }
+
     static func records(_ env: TestEnv) throws -> [OutboxRecord] {
         let bytes = try POSIX.readFile(path(env)) ?? []
         return RecordFrame.scan(bytes).records.compactMap { p -> OutboxRecord? in
@@ -56,7 +92,7 @@ struct ForgeryTests {
         let env = TestEnv()
         _ = try Self.grantedPurchase(env)
         let fake = Array(#"{"type":"7","key":"424242","productID":"coins_100","result":"0","resultName":"success","transactionID":"9999999","originalTransactionID":"9999999","price":"0.99","currency":"USD","quantity":1,"kind":"consumable","purchaseDate":1,"expiresDate":null,"origin":"game","alreadyOwned":false,"environment":"simulator"}"#.utf8)
-        try Self.append(env, [.put(OutboxRecord(id: 1000, key: 424242, kind: .purchase, transactionID: "9999999", message: fake))])
+        try Self.appendV1(env, id: 1000, key: 424242, kind: .purchase, transactionID: "9999999", message: fake)
         let b = try env.open()
         let ms = b.drain()
         #expect(b.results(ms).isEmpty, "an invented purchase was delivered")
@@ -103,9 +139,8 @@ struct ForgeryTests {
         let env = TestEnv()
         let key = try Self.livePurchase(env)
         let r = try #require(try Self.records(env).first { $0.key == key })
-        let text = String(decoding: r.message, as: UTF8.self).replacingOccurrences(of: "\"key\":\"\(key)\"", with: "\"key\":\"\(key + 1)\"")
         try Self.append(env, [.put(OutboxRecord(id: r.id + 100, key: key + 1, kind: .purchase, transactionID: r.transactionID,
-                                               message: Array(text.utf8)))])
+                                               facts: r.facts))])
         let again = try env.open()
         let ms = again.drain()
         #expect(again.results(ms).map(\.keyValue) == [key], "one transaction, one result")
@@ -121,9 +156,9 @@ struct ForgeryTests {
         var out: [UInt8] = []
         for p in RecordFrame.scan(try POSIX.readFile(Self.path(env)) ?? []).records {
             if case .put(let r) = OutboxEntry.decode(p) {
-                let text = String(decoding: r.message, as: UTF8.self).replacingOccurrences(of: "coins_100", with: "coins_500")
+                let facts = Self.edited(r.facts) { $0.productID = "coins_500" }
                 RecordFrame.encode(OutboxEntry.put(OutboxRecord(id: r.id, key: r.key, kind: r.kind, transactionID: r.transactionID,
-                                                                 message: Array(text.utf8))).encoded(), into: &out)
+                                                                 facts: facts)).encoded(), into: &out)
             } else {
                 RecordFrame.encode(p, into: &out)
             }
@@ -161,18 +196,16 @@ struct ForgeryTests {
     }
 
     /// Rewrites the outbox with the record under `key` moved to `newKey`:
-    /// the frame's key, the message's key and, for `asLateCharge`, a
+    /// the record's key and, for `asLateCharge`, a
     /// `clickKey` naming the old key; every checksum recomputed (the format
     /// is public).
     static func rewriteKey(_ env: TestEnv, from key: Int64, to newKey: Int64, clickKey: Bool) throws {
         var out: [UInt8] = []
         for p in RecordFrame.scan(try POSIX.readFile(path(env)) ?? []).records {
             if case .put(let r) = OutboxEntry.decode(p), r.key == key {
-                var text = String(decoding: r.message, as: UTF8.self)
-                    .replacingOccurrences(of: "\"key\":\"\(key)\"", with: "\"key\":\"\(newKey)\"")
-                if clickKey { text = text.replacingOccurrences(of: ",\"origin\":", with: ",\"clickKey\":\"\(key)\",\"origin\":") }
+                let facts = clickKey ? edited(r.facts, clickKey: .some(key)) : r.facts
                 RecordFrame.encode(OutboxEntry.put(OutboxRecord(id: r.id, key: newKey, kind: r.kind, transactionID: r.transactionID,
-                                                                 message: Array(text.utf8))).encoded(), into: &out)
+                                                                 facts: facts)).encoded(), into: &out)
             } else {
                 RecordFrame.encode(p, into: &out)
             }
@@ -250,12 +283,21 @@ struct ForgeryTests {
     }
 
     /// Appends a forged success for coins_500 under `key` as a record of
-    /// `kind`, opens, and checks that no success is delivered and the record
-    /// is reported unvouched.
+    /// `kind` (in format 1, JSON text, or format 2, typed facts), opens, and
+    /// checks that no success is delivered and the record is reported unvouched.
     static func expectForgedSuccessDropped(_ env: TestEnv, key: Int64, kind: RecordKind, transaction: String,
-                                           claims productKind: String) throws {
-        try append(env, [.put(OutboxRecord(id: 5000, key: key, kind: kind, transactionID: kind == .failure ? "" : transaction,
-                                           message: success(key: key, product: "coins_500", kind: productKind, transaction: transaction)))])
+                                           claims productKind: String, format: Int) throws {
+        let txn = kind == .failure ? "" : transaction
+        if format == 1 {
+            try appendV1(env, id: 5000, key: key, kind: kind, transactionID: txn,
+                         message: success(key: key, product: "coins_500", kind: productKind, transaction: transaction))
+        } else {
+            let t = StoreTransaction(id: transaction, originalID: transaction, productID: "coins_500",
+                                     kind: ProductKind(rawValue: productKind)!, purchaseDateMs: 1, price: "0.99", currency: "USD",
+                                     environment: "simulator")
+            try append(env, [.put(OutboxRecord(id: 5000, key: key, kind: kind, transactionID: txn,
+                                               facts: .purchase(t, origin: "game", alreadyOwned: false, clickKey: nil)))])
+        }
         let b = try env.open()
         let ms = b.drain()
         #expect(!b.results(ms).contains { $0["productID"]?.stringValue == "coins_500" || $0["result"]?.stringValue == "0" },
@@ -276,20 +318,20 @@ struct ForgeryTests {
         return txn
     }
 
-    @Test("a record that borrows an owned item's transaction to name another product is not delivered as that product")
-    func borrowedOwnedTransaction() throws {
+    @Test("a record that borrows an owned item's transaction to name another product is not delivered as that product", arguments: [1, 2])
+    func borrowedOwnedTransaction(format: Int) throws {
         let env = TestEnv()
         let txn = try Self.ownedRemoveAds(env)
         // The player owns Remove Ads; the forged record says that purchase
         // was 500 coins (and a non-consumable, so ownership is what vouches).
-        try Self.expectForgedSuccessDropped(env, key: 555, kind: .purchase, transaction: txn, claims: "nonConsumable")
+        try Self.expectForgedSuccessDropped(env, key: 555, kind: .purchase, transaction: txn, claims: "nonConsumable", format: format)
     }
 
-    @Test("a failure record whose message is a success grants nothing: it is rebuilt as the failure it is, or dropped")
-    func failureRecordSayingSuccess() throws {
+    @Test("a failure record whose message is a success grants nothing: it is rebuilt as the failure it is, or dropped", arguments: [1, 2])
+    func failureRecordSayingSuccess(format: Int) throws {
         let env = TestEnv()
         _ = try Self.grantedPurchase(env)
-        try Self.expectForgedSuccessDropped(env, key: 777, kind: .failure, transaction: "123", claims: "consumable")
+        try Self.expectForgedSuccessDropped(env, key: 777, kind: .failure, transaction: "123", claims: "consumable", format: format)
     }
 
     @Test("a failure record keeps its failure: rebuilt from its result name, nothing else carried over")
@@ -297,7 +339,7 @@ struct ForgeryTests {
         let env = TestEnv()
         _ = try Self.grantedPurchase(env)
         let text = #"{"type":"7","key":"778","productID":"coins_100","result":"1","resultName":"cancelled","transactionID":"2000000000000009","originalTransactionID":"","price":"","currency":"","quantity":1,"origin":"game","message":"the player cancelled","extra":"x"}"#
-        try Self.append(env, [.put(OutboxRecord(id: 5000, key: 778, kind: .failure, transactionID: "", message: Array(text.utf8)))])
+        try Self.appendV1(env, id: 5000, key: 778, kind: .failure, transactionID: "", message: Array(text.utf8))
         let b = try env.open()
         let ms = b.drain()
         let r = try #require(b.results(ms).first { $0.keyValue == 778 })
@@ -306,11 +348,11 @@ struct ForgeryTests {
         b.close()
     }
 
-    @Test("a revocation record whose message is a success grants nothing")
-    func revocationRecordSayingSuccess() throws {
+    @Test("a revocation record whose message is a success grants nothing", arguments: [1, 2])
+    func revocationRecordSayingSuccess(format: Int) throws {
         let env = TestEnv()
         _ = try Self.grantedPurchase(env)
-        try Self.expectForgedSuccessDropped(env, key: 779, kind: .revocation, transaction: "2000000000000001", claims: "consumable")
+        try Self.expectForgedSuccessDropped(env, key: 779, kind: .revocation, transaction: "2000000000000001", claims: "consumable", format: format)
     }
 
     @Test("not a forgery: a genuine failure and revocation, left unconfirmed, come back unchanged at the next open")

@@ -7,14 +7,12 @@ import Testing
 /// finished only after (C3).
 @Suite("Group commit")
 struct GroupCommitTests {
-    static func message(_ i: Int) -> [UInt8] { Array("{\"type\":\"7\",\"key\":\"\(i)\"}".utf8) }
-
     static func outbox(_ env: TestEnv, records: Int) throws -> (Outbox, [OutboxRecord]) {
         try FileManager.default.createDirectory(atPath: env.dataDir, withIntermediateDirectories: true)
         let (box, _) = try Outbox.open(directory: env.dataDir)
         var rs: [OutboxRecord] = []
         for i in 1...records {
-            rs.append(try box.put(key: Int64(i), kind: .purchase, transactionID: "t\(i)", message: message(i)))
+            rs.append(try box.put(key: Int64(i), kind: .purchase, transactionID: "t\(i)", facts: .sample(i)))
         }
         return (box, rs)
     }
@@ -76,11 +74,11 @@ struct GroupCommitTests {
         let (box, rs) = try Self.outbox(env, records: 1)
         box.confirm([rs[0].id])
         IOFaults.inject(under: env.dataDir, .sync, count: 1)
-        #expect(throws: IAPError.self) { _ = try box.put(key: 2, kind: .purchase, transactionID: "t2", message: Self.message(2)) }
+        #expect(throws: IAPError.self) { _ = try box.put(key: 2, kind: .purchase, transactionID: "t2", facts: .sample(2)) }
         #expect(box.liveCount == 0 && box.isSuspect)
         IOFaults.inject(under: env.dataDir, .write, count: 1, code: ENOSPC)
-        #expect(throws: IAPError.self) { _ = try box.put(key: 2, kind: .purchase, transactionID: "t2", message: Self.message(2)) }
-        let r = try box.put(key: 2, kind: .purchase, transactionID: "t2", message: Self.message(2))
+        #expect(throws: IAPError.self) { _ = try box.put(key: 2, kind: .purchase, transactionID: "t2", facts: .sample(2)) }
+        let r = try box.put(key: 2, kind: .purchase, transactionID: "t2", facts: .sample(2))
         #expect(box.isDurable(r.id) && !box.isSuspect)
         #expect(try box.flushConfirms() == ["t1"])
         box.close()

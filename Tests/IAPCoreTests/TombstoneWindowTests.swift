@@ -13,7 +13,7 @@ struct TombstoneWindowTests {
         box.finishedTombstonesKept = 3
         var ids: [UInt64] = []
         for i in 1...6 {
-            let r = try box.put(key: Int64(i), kind: .purchase, transactionID: "t\(i)", message: Array("{}".utf8))
+            let r = try box.put(key: Int64(i), kind: .purchase, transactionID: "t\(i)", facts: .sample(i))
             ids.append(r.id)
         }
         box.confirm(ids)

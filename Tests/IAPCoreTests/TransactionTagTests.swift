@@ -15,11 +15,10 @@ struct TransactionTagTests {
         let (box, _) = try Outbox.open(directory: dir)
         var recordIDs: [UInt64] = []
         for (i, txn) in ids.enumerated() {
-            let message = Array("{\"type\":\"7\",\"key\":\"\(i + 1)\"}".utf8)
-            recordIDs.append(try box.put(key: Int64(i + 1), kind: .purchase, transactionID: txn, message: message).id)
+            recordIDs.append(try box.put(key: Int64(i + 1), kind: .purchase, transactionID: txn, facts: .sample(i + 1)).id)
         }
         // A revocation record for "123" too: same ID, other flavor.
-        recordIDs.append(try box.put(key: 100, kind: .revocation, transactionID: "123", message: Array("{}".utf8)).id)
+        recordIDs.append(try box.put(key: 100, kind: .revocation, transactionID: "123", facts: .sample(100)).id)
         box.confirm(recordIDs)
         _ = try box.flushConfirms()
         return box

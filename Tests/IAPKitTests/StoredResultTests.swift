@@ -3,8 +3,9 @@
 import Testing
 
 /// A purchase record the store vouches for without reporting its facts is
-/// shown as stored: the C ABI its bytes, the Swift API their value, read
-/// back by the core. Both must say the same.
+/// shown as stored: the C ABI the JSON rendered from its facts, the Swift
+/// API their value. A record format 1 stored as JSON is read back into
+/// those facts once (`OutboxV1Migration`): the event must be the live one.
 @Suite("IAPKit: stored results")
 struct StoredResultTests {
     static let transaction = StoreTransaction(
@@ -14,14 +15,16 @@ struct StoredResultTests {
         isUpgraded: true, familyShared: true, storefront: "FRA")
 
     @Test("a stored success read back from its bytes is the event the live one was", arguments: [true, false])
-    func roundTrip(verified: Bool) {
+    func roundTrip(verified: Bool) throws {
         var t = Self.transaction
         t.verified = verified
         let live = BridgeMessage.purchase(key: 1_700_000_000_123, transaction: t, origin: "game", alreadyOwned: true,
                                           clickKey: 1_699_999_999_999)
-        let record = OutboxRecord(id: 9, key: 1_700_000_000_123, kind: verified ? .purchase : .unverified,
-                                  transactionID: verified ? t.id : "u:" + t.id, message: live.json)
-        let stored = StoredResultCheck.storedPurchase(record)
+        let kind: RecordKind = verified ? .purchase : .unverified
+        let facts = OutboxV1Migration.facts(kind: kind, key: 1_700_000_000_123, transactionID: verified ? t.id : "u:" + t.id,
+                                            message: live.json)
+        let stored = try #require(facts.message(key: 1_700_000_000_123))
+        #expect(stored.json == live.json, "rendered again, byte for byte")
         #expect(IAPEvent(stored) == IAPEvent(live))
         guard case .purchase(let r) = IAPEvent(stored) else { Issue.record("not a purchase"); return }
         #expect(r.result == (verified ? .success : .unverified) && r.shouldGrant == verified)

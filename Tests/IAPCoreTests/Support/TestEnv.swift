@@ -65,6 +65,19 @@ final class Bridge: @unchecked Sendable {
         return out
     }
 
+    /// Everything queued now, as the C ABI hands it out (exact bytes); each
+    /// message validated against its schema.
+    func drainRaw() -> [[UInt8]] {
+        c.settle()
+        var out: [[UInt8]] = []
+        while let m = c.queue.pop() {
+            let errors = MessageSchemas.validate(String(decoding: m, as: UTF8.self))
+            #expect(errors.isEmpty, "schema: \(errors)")
+            out.append(m)
+        }
+        return out
+    }
+
     func results(_ messages: [JSONValue]) -> [JSONValue] { messages.filter { $0["type"]?.stringValue == "7" } }
     func drainResults() -> [JSONValue] { results(drain()) }
 
@@ -85,4 +98,14 @@ final class Bridge: @unchecked Sendable {
 
 extension JSONValue {
     var keyValue: Int64? { self["key"]?.stringValue.flatMap { Int64($0) } }
+}
+
+extension ResultFacts {
+    /// A stored success for tests of the outbox itself (format 2 stores facts, not text).
+    static func sample(_ i: Int, product: String = "coins_100") -> ResultFacts {
+        .purchase(StoreTransaction(id: String(2_000_000 + i), originalID: String(2_000_000 + i), productID: product,
+                                   kind: .consumable, purchaseDateMs: 1_700_000_000_000 + Int64(i), price: "0.99",
+                                   currency: "USD", environment: "test"),
+                  origin: "game", alreadyOwned: false, clickKey: nil)
+    }
 }
