@@ -25,7 +25,7 @@ fi
 cc=${CC:-$(command -v gcc || command -v clang || true)}
 [ -n "$cc" ] || { echo "bench-callgrind: no C compiler (gcc or clang)" >&2; exit 1; }
 mkdir -p "$scratch/count"
-"$cc" -O2 -std=c11 -Wall -Wextra -Werror -Iinclude -o "$scratch/count/iap-count" Benchmarks/iap-count/count.c -ldl
+"$cc" -O2 -std=c11 -Wall -Wextra -Werror -Iinclude -o "$scratch/count/iap-count" Benchmarks/iap-count/count.c Benchmarks/iap-bench/sdk.c -ldl
 "$cc" -O2 -fPIC -shared -std=c11 -Wall -Wextra -Werror -o "$scratch/count/libiapempty.so" Benchmarks/baselines/empty.c
 
 work=$(realpath "$scratch")/count/run

@@ -24,7 +24,7 @@
  * Outside valgrind the client requests do nothing and the program just runs.
  */
 #define _GNU_SOURCE
-#include "iap_bridge.h"
+#include "../iap-bench/bench.h"  /* the SDK's table and its loader (sdk.c), shared with iap-bench */
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -34,20 +34,10 @@
 #include <sys/stat.h>
 #include <valgrind/callgrind.h>
 
-static struct {
-    int32_t (*open)(const char *, iap_bridge **);
-    int32_t (*close)(iap_bridge *);
-    int32_t (*buy)(iap_bridge *, const char *, int64_t, int64_t *);
-    int32_t (*confirm)(iap_bridge *, int64_t);
-    char *(*poll)(iap_bridge *);
-    void (*free)(void *);
-    int32_t (*flush)(iap_bridge *);
-    const char *(*errmsg)(void);
-} SDK;
 static void (*empty_call)(void);
 static const char *catalog, *root;
 
-static void die(const char *fmt, ...) {
+void die(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "iap-count: ");
@@ -57,16 +47,14 @@ static void die(const char *fmt, ...) {
     exit(1);
 }
 
-static void *load(const char *path) {
+/* The empty function of another shared library (not the baselines
+ * library iap-bench loads: only this one symbol). */
+static void (*load_empty_call(const char *path))(void) {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) die("cannot load %s: %s", path, dlerror());
-    return h;
-}
-
-static void *sym(void *h, const char *name) {
-    void *p = dlsym(h, name);
-    if (!p) die("no symbol %s", name);
-    return p;
+    void (*f)(void) = (void (*)(void))dlsym(h, "bl_empty_call");
+    if (!f) die("%s does not export bl_empty_call", path);
+    return f;
 }
 
 /* The simulator as iap-bench configures it: no delay, no store syncs, no
@@ -185,16 +173,8 @@ int main(int argc, char **argv) {
     if (!lib || !empty || !catalog || !root || windows == (sustain_n >= 0))
         die("usage: iap-count --lib LIB --empty LIB --catalog FILE --dir EMPTYDIR (--windows | --sustain N)");
     setvbuf(stdout, NULL, _IOLBF, 0);
-    void *h = load(lib);
-    SDK.open = sym(h, "iap_open");
-    SDK.close = sym(h, "iap_close");
-    SDK.buy = sym(h, "iap_buy");
-    SDK.confirm = sym(h, "iap_confirm");
-    SDK.poll = sym(h, "iap_poll");
-    SDK.free = sym(h, "iap_free");
-    SDK.flush = sym(h, "iap_flush");
-    SDK.errmsg = sym(h, "iap_errmsg");
-    empty_call = sym(load(empty), "bl_empty_call");
+    load_sdk(lib);
+    empty_call = load_empty_call(empty);
 
     if (windows) {
         calls_and_polls(1000000);
