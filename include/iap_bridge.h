@@ -288,7 +288,7 @@ int32_t iap_buy_quantity(iap_bridge *b, const char *product_id, int32_t quantity
  * (result "5", productUnavailable, with a message); below iOS 18, or on a
  * store without win-back offers, a "7" result "4". Both strings are borrowed
  * for the call only. Returns what iap_buy returns, and IAP_E_NULL_ARG
- * (offer_id) or IAP_E_INVALID_ARG (an empty offer_id, one over 256 bytes or
+ * (offer_id) or IAP_E_INVALID_ARG (an empty offer_id, one over 255 bytes or
  * with control characters). */
 int32_t iap_buy_offer(iap_bridge *b, const char *product_id, const char *offer_id, int64_t click_ms, int64_t *out_key);
 

@@ -40,9 +40,7 @@ extension Coordinator {
         if case .manageSubscriptionGroup(let g) = sheet {
             // StoreKit's group IDs are short digit strings; the simulator's
             // come from the catalog. Anything longer is not one.
-            guard !g.isEmpty, g.utf8.count <= 255, !g.utf8.contains(where: { $0 < 0x20 }) else {
-                throw IAPError(.invalidArgument, "group_id must be a subscription group ID (1 to 255 bytes, no control characters), got \"\(g.prefix(40))\"")
-            }
+            try checkStoreID(g, "group_id must be a subscription group ID")
             return sheet
         }
         guard case .refund(let id) = sheet else { return sheet }

@@ -189,6 +189,15 @@ public final class Coordinator: @unchecked Sendable {
         guard id.utf8.count <= 256 else { throw IAPError(.invalidArgument, "product ID is longer than 256 bytes") }
     }
 
+    /// An identifier the store gave the game (a win-back offer's, a
+    /// subscription group's): 1 to 255 bytes, no control characters.
+    /// `what` opens the message ("offer_id must be ...").
+    static func checkStoreID(_ id: String, _ what: String) throws(IAPError) {
+        guard !id.isEmpty, id.utf8.count <= 255, !id.utf8.contains(where: { $0 < 0x20 }) else {
+            throw IAPError(.invalidArgument, "\(what) (1 to 255 bytes, no control characters), got \"\(id.prefix(40))\"")
+        }
+    }
+
     /// A request's product IDs: at most 1000, each valid.
     static func validateProductIDs(_ ids: [String]) throws(IAPError) {
         guard ids.count <= 1000 else { throw IAPError(.invalidArgument, "at most 1000 product IDs per request, got \(ids.count)") }
@@ -216,9 +225,7 @@ public final class Coordinator: @unchecked Sendable {
             throw IAPError(.invalidArgument, "quantity must be 1 to 10 (the App Store's limit), got \(quantity)")
         }
         if let offer = winBackOfferID {
-            guard !offer.isEmpty, offer.utf8.count <= 255, !offer.utf8.contains(where: { $0 < 0x20 }) else {
-                throw IAPError(.invalidArgument, "offer_id must be a win-back offer ID from the \"999\"'s winBackOffers (1 to 255 bytes, no control characters), got \"\(offer.prefix(40))\"")
-            }
+            try Coordinator.checkStoreID(offer, "offer_id must be a win-back offer ID from the \"999\"'s winBackOffers")
             guard quantity == 1 else { throw IAPError(.invalidArgument, "a win-back offer buys one unit, got quantity \(quantity)") }
         }
         guard clickMs < Outbox.clickLimit else {

@@ -14,7 +14,7 @@ public final class MessageQueue: @unchecked Sendable {
         var bytes: [UInt8]?
         var resultKey: Int64?
         /// An answer to a game's request (RequestBudget counts them).
-        var isAnswer = false
+        var isAnswer: Bool { message?.answersRequest ?? false }
     }
 
     private let lock = Lock()
@@ -78,7 +78,7 @@ public final class MessageQueue: @unchecked Sendable {
     @discardableResult
     public func push(_ message: BridgeMessage, resultKey: Int64? = nil) -> UInt64 {
         let bytes = rendersJSON ? message.json : nil
-        return push(Item(seq: 0, message: message, bytes: bytes, resultKey: resultKey, isAnswer: message.answersRequest))
+        return push(Item(seq: 0, message: message, bytes: bytes, resultKey: resultKey))
     }
 
     /// Queues JSON with no value behind it (tests of the queue's delivery).
