@@ -39,7 +39,7 @@ final class VouchingStore: Store, @unchecked Sendable {
     func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {}
     func finish(transactionID: String) {}
     func restore() {}
-    func refreshEntitlements(reason: String) {}
+    func refreshEntitlements(reason: UpdateReason) {}
     func validate(_ request: StoreRequest) throws(IAPError) {}
     func perform(_ request: StoreRequest) {}
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { .null }
@@ -90,7 +90,7 @@ func files(_ n: Int) -> (v1: [UInt8], v2: [UInt8], ids: [String]) {
         let intent = OutboxEntry.intent(key: key, productID: t.productID, atMs: key).encoded()
         RecordFrame.encode(intent, into: &v1)
         RecordFrame.encode(intent, into: &v2)
-        let facts = ResultFacts.purchase(t, origin: "game", alreadyOwned: false, clickKey: nil)
+        let facts = ResultFacts.purchase(t, origin: .game, alreadyOwned: false, clickKey: nil)
         let r = OutboxRecord(id: UInt64(i + 1), key: key, kind: .purchase, transactionID: t.id, facts: facts)
         RecordFrame.encode(OutboxEntry.put(r).encoded(), into: &v2)
         RecordFrame.encode(v1Payload(id: r.id, key: key, transactionID: t.id, message: facts.message(key: key)!.json), into: &v1)

@@ -3,19 +3,19 @@
 /// (IAPKit) reads the values themselves and never parses JSON.
 public enum BridgeMessage: Sendable {
     /// `"7"` with a transaction: result 0, or 6 when it did not verify.
-    case purchase(key: Int64, transaction: StoreTransaction, origin: String, alreadyOwned: Bool, clickKey: Int64?)
+    case purchase(key: Int64, transaction: StoreTransaction, origin: PurchaseOrigin, alreadyOwned: Bool, clickKey: Int64?)
     /// `"7"` for a purchase that produced no transaction.
     case purchaseFailed(key: Int64, productID: String, failure: PurchaseFailure, detail: String)
-    case revoked(key: Int64, transaction: StoreTransaction, origin: String)
+    case revoked(key: Int64, transaction: StoreTransaction, origin: PurchaseOrigin)
     case products(ProductsAnswer)
-    case pending(key: Int64, productID: String, reason: String)
-    case entitlements([StoreTransaction], reason: String, nowMs: Int64)
+    case pending(key: Int64, productID: String, reason: PendingReason)
+    case entitlements([StoreTransaction], reason: UpdateReason, nowMs: Int64)
     case error(op: String, code: IAPCode, message: String, key: Int64?, productID: String?)
-    case storeStatus(canMakePayments: Bool, storefront: String, reason: String)
+    case storeStatus(canMakePayments: Bool, storefront: String, reason: UpdateReason)
     case promoted(productID: String, offer: JSONValue?)
     case unvouched(key: Int64, productID: String, transactionID: String, reason: String)
     case outboxDamaged(Outbox.OpenReport)
-    case subscriptions([SubscriptionGroupStatus], invalid: [String], reason: String)
+    case subscriptions([SubscriptionGroupStatus], invalid: [String], reason: UpdateReason)
     case appTransaction(AppTransactionInfo?, error: String?)
     case sheet(StoreSheet, outcome: String, message: String?)
     case storeMessage(id: String, reason: String, state: String)

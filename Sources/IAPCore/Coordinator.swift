@@ -588,8 +588,8 @@ public final class Coordinator: @unchecked Sendable {
         case .finished(let ids):
             outbox.noteFinished(ids)
         case .entitlements(let list, let reason, let storeNowMs):
-            if reason == "open" { resolveHeld(unfinished: nil, owned: list) }
-            if reason == "open" && !config.entitlementsAtOpen { return }
+            if reason == .open { resolveHeld(unfinished: nil, owned: list) }
+            if reason == .open && !config.entitlementsAtOpen { return }
             // `now`: the clock the list was judged by, so `expiresDate - now`
             // is the time left as the store sees it (the simulator's clock
             // after `advance`; the device clock on StoreKit).
@@ -662,7 +662,7 @@ public final class Coordinator: @unchecked Sendable {
     /// granting an owned item again grants nothing new).
     private func vouchedKey(_ t: StoreTransaction, record r: OutboxRecord, stored: StoredPurchase) -> (key: Int64, clickKey: Int64?)? {
         if stored.alreadyOwned && t.kind != .consumable { return nil }
-        guard !t.isRenewal, let k = t.token?.key, k > 0 else { return (storeKey(t, flavor: "t"), nil) }
+        guard !t.isRenewal, let k = t.token?.key, k > 0 else { return (storeKey(t, flavor: .transaction), nil) }
         if gate.withLock({ awaiting.contains(k) }) || !clickHasResult(k, besides: r.transactionID) { return (k, nil) }
         return (lateKey(click: k, transaction: r.transactionID), k)
     }
@@ -680,8 +680,9 @@ public final class Coordinator: @unchecked Sendable {
 
     /// A store-initiated transaction's key: derived from its ID, so the same
     /// transaction always gets the same key (negative: never a game's).
-    private func storeKey(_ t: StoreTransaction, flavor: String) -> Int64 {
-        var k = Coordinator.hashKey(flavor + ":" + t.id)
+    private func storeKey(_ t: StoreTransaction, flavor: TombstoneFlavor) -> Int64 {
+        // Seeded "t:<id>" or "r:<id>": keys derived by earlier versions stay the same.
+        var k = Coordinator.hashKey(TransactionTag(t.id, flavor).encoded)
         // Probe past a live record of another transaction with the same key.
         while outbox.records(withKey: k).contains(where: { $0.transactionID != t.id }) { k -= 1 }
         return k
@@ -861,13 +862,13 @@ public final class Coordinator: @unchecked Sendable {
         }
         let key: Int64
         var clickKey: Int64? = nil
-        let origin: String
+        let origin: PurchaseOrigin
         if let k = click {
             (key, clickKey) = keyForGameResult(k, transaction: recordTxn, seed: recordTxn)
-            origin = ours ? "game" : "store"
+            origin = ours ? .game : .store
         } else {
-            key = storeKey(t, flavor: "t")
-            origin = "store"
+            key = storeKey(t, flavor: .transaction)
+            origin = .store
         }
         let alreadyOwned = owned && (t.alreadyOwned || (answersClick && t.token?.key != click))
         storeAndEmit(key: key, kind: t.verified ? .purchase : .unverified, txn: recordTxn,
@@ -884,8 +885,8 @@ public final class Coordinator: @unchecked Sendable {
             if !outbox.isFinishPending(transaction: t.id) { store.finish(transactionID: t.id) }
             return
         }
-        let key = storeKey(t, flavor: "r")
-        let origin = t.token?.key(forInstall: install) != nil ? "game" : "store"
+        let key = storeKey(t, flavor: .revocation)
+        let origin: PurchaseOrigin = t.token?.key(forInstall: install) != nil ? .game : .store
         storeAndEmit(key: key, kind: .revocation, txn: t.id, facts: .revocation(t, origin: origin))
     }
 
@@ -893,7 +894,7 @@ public final class Coordinator: @unchecked Sendable {
         if failure == .interrupted {
             // Not final (C9): the payment may still complete; the game is told
             // it waits, and the key keeps awaiting its one result.
-            queue.push(BridgeMessage.pending(key: k, productID: productID, reason: "interrupted"))
+            queue.push(BridgeMessage.pending(key: k, productID: productID, reason: .interrupted))
             return
         }
         let (key, _) = keyForGameResult(k, transaction: nil, seed: "\(productID):\(POSIX.nowMs())")

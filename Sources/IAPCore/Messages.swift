@@ -22,7 +22,7 @@ public enum Messages {
     /// `clickKey`: the game's click this transaction answers, when it arrived
     /// after that click already had its result (StoreKit charged after the
     /// purchase call had failed): it then has a key of its own (C7, C9).
-    public static func purchase(key: Int64, transaction t: StoreTransaction, origin: String, alreadyOwned: Bool,
+    public static func purchase(key: Int64, transaction t: StoreTransaction, origin: PurchaseOrigin, alreadyOwned: Bool,
                                 clickKey: Int64? = nil) -> [UInt8] {
         // C6: a transaction that did not verify never becomes a success.
         var w = resultHead(key: key, productID: t.productID, result: t.verified ? "0" : "6",
@@ -31,7 +31,7 @@ public enum Messages {
         w.string("kind", t.kind.rawValue)
         w.int("purchaseDate", t.purchaseDateMs)
         w.int("expiresDate", t.expiresDateMs)
-        w.string("origin", origin)
+        w.string("origin", origin.rawValue)
         w.bool("alreadyOwned", alreadyOwned)
         w.string("ownershipType", t.ownershipType)
         w.string("storefront", t.storefront)
@@ -50,7 +50,7 @@ public enum Messages {
     public static func purchaseFailed(key: Int64, productID: String, failure: PurchaseFailure, detail: String) -> [UInt8] {
         var w = resultHead(key: key, productID: productID, result: failure.resultCode, resultName: failure.rawValue,
                            transactionID: "", originalID: "", price: "", currency: "", quantity: 0)
-        w.string("origin", "game")
+        w.string("origin", PurchaseOrigin.game.rawValue)
         w.string("message", detail)
         return w.finish()
     }
@@ -66,7 +66,7 @@ public enum Messages {
     }
 
     /// `"revoked"`: a refund or revocation; the game takes the item back, then confirms.
-    public static func revoked(key: Int64, transaction t: StoreTransaction, origin: String) -> [UInt8] {
+    public static func revoked(key: Int64, transaction t: StoreTransaction, origin: PurchaseOrigin) -> [UInt8] {
         var w = JSONObjectWriter()
         w.string("type", "revoked")
         w.string("key", String(key))
@@ -77,7 +77,7 @@ public enum Messages {
         w.int("revocationDate", t.revocationDateMs ?? 0)
         w.string("reason", t.revocationReason ?? "refunded")
         w.int("quantity", t.quantity)
-        w.string("origin", origin)
+        w.string("origin", origin.rawValue)
         return w.finish()
     }
 
@@ -117,19 +117,19 @@ public enum Messages {
 
     /// `"pending"`: a purchase waits for a parent (Ask to Buy) or for an
     /// interrupted payment to be resolved. Informational: no confirm.
-    public static func pending(key: Int64, productID: String, reason: String) -> [UInt8] {
+    public static func pending(key: Int64, productID: String, reason: PendingReason) -> [UInt8] {
         var w = JSONObjectWriter()
         w.string("type", "pending")
         w.string("key", String(key))
         w.string("productID", productID)
-        w.string("reason", reason)
+        w.string("reason", reason.rawValue)
         return w.finish()
     }
 
     /// `"entitlements"`: what the player owns now (non-consumables, active
     /// subscriptions, non-renewing subscriptions in term). At every open, after
     /// a restore, and when it changes.
-    public static func entitlements(_ list: [StoreTransaction], reason: String, nowMs: Int64) -> [UInt8] {
+    public static func entitlements(_ list: [StoreTransaction], reason: UpdateReason, nowMs: Int64) -> [UInt8] {
         var items = JSONBuffer()
         items.appendRaw("[")
         for (i, t) in list.enumerated() {
@@ -149,7 +149,7 @@ public enum Messages {
         items.appendRaw("]")
         var w = JSONObjectWriter()
         w.string("type", "entitlements")
-        w.string("reason", reason)
+        w.string("reason", reason.rawValue)
         w.int("now", nowMs)
         w.raw("items", items.bytes)
         return w.finish()
@@ -172,10 +172,10 @@ public enum Messages {
 
     /// `"store"`: whether the player may pay and the App Store country, at
     /// open and when either changes. Informational: no confirm.
-    public static func storeStatus(canMakePayments: Bool, storefront: String, reason: String) -> [UInt8] {
+    public static func storeStatus(canMakePayments: Bool, storefront: String, reason: UpdateReason) -> [UInt8] {
         var w = JSONObjectWriter()
         w.string("type", "store")
-        w.string("reason", reason)
+        w.string("reason", reason.rawValue)
         w.bool("canMakePayments", canMakePayments)
         w.string("storefront", storefront)
         return w.finish()

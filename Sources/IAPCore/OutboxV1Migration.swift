@@ -31,7 +31,7 @@ enum OutboxV1Migration {
         guard f.isComplete, f["type"]?.stringValue == "revoked", f["key"]?.stringValue == String(key),
               f["transactionID"]?.stringValue == transactionID, let productID = f["productID"]?.stringValue,
               let kind = f["kind"]?.stringValue.flatMap(ProductKind.init(rawValue:)),
-              let quantity = f["quantity"]?.int64Value, let origin = f["origin"]?.stringValue
+              let quantity = f["quantity"]?.int64Value, let origin = f["origin"]?.stringValue.flatMap(PurchaseOrigin.init(rawValue:))
         else { return nil }
         let t = StoreTransaction(id: transactionID, originalID: f["originalTransactionID"]?.stringValue ?? transactionID,
                                  productID: productID, kind: kind, purchaseDateMs: 0,
@@ -57,7 +57,7 @@ enum OutboxV1Migration {
             environment: f["environment"]?.stringValue ?? "", isUpgraded: f["isUpgraded"]?.boolValue ?? false,
             familyShared: f["ownershipType"]?.stringValue == "familyShared", storefront: f["storefront"]?.stringValue,
             offer: f["offer"]?.value.flatMap(offer))
-        return .purchase(t, origin: f["origin"]?.stringValue ?? "game", alreadyOwned: f["alreadyOwned"]?.boolValue ?? false,
+        return .purchase(t, origin: f["origin"]?.stringValue.flatMap(PurchaseOrigin.init(rawValue:)) ?? .game, alreadyOwned: f["alreadyOwned"]?.boolValue ?? false,
                          clickKey: f["clickKey"]?.stringValue.flatMap { Int64($0) })
     }
 

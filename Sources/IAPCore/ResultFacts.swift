@@ -3,11 +3,11 @@
 /// emitted, never stored as text and never parsed back.
 public indirect enum ResultFacts: Sendable, Equatable {
     /// A transaction: result 0, or 6 when it did not verify (C6).
-    case purchase(StoreTransaction, origin: String, alreadyOwned: Bool, clickKey: Int64?)
+    case purchase(StoreTransaction, origin: PurchaseOrigin, alreadyOwned: Bool, clickKey: Int64?)
     /// A purchase that produced no transaction.
     case failure(productID: String, failure: PurchaseFailure, detail: String)
     /// A refund or revocation.
-    case revocation(StoreTransaction, origin: String)
+    case revocation(StoreTransaction, origin: PurchaseOrigin)
     /// A version 1 record whose text is not what the SDK's writer makes of
     /// a failure or a revocation (an edited file): never shown; reported
     /// `"unvouched"` and dropped at open (C11).
@@ -35,8 +35,8 @@ public indirect enum ResultFacts: Sendable, Equatable {
     /// About how many bytes the record takes on disk (the compaction's estimate of live data).
     var approximateSize: Int {
         switch self {
-        case .purchase(let t, let origin, _, _): return t.approximateSize + origin.utf8.count + 16
-        case .revocation(let t, let origin): return t.approximateSize + origin.utf8.count
+        case .purchase(let t, let origin, _, _): return t.approximateSize + origin.rawValue.utf8.count + 16
+        case .revocation(let t, let origin): return t.approximateSize + origin.rawValue.utf8.count
         case .failure(let p, _, let d): return p.utf8.count + d.utf8.count + 24
         case .edited(let p): return p.utf8.count + 8
         }
@@ -58,7 +58,7 @@ struct StoredPurchase {
     let productID: String
     let originalID: String
     let kind: ProductKind
-    let origin: String
+    let origin: PurchaseOrigin
     let alreadyOwned: Bool
     let clickKey: Int64?
     private let facts: ResultFacts

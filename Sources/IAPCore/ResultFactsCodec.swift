@@ -27,7 +27,7 @@ enum ResultFactsCodec {
         case let .purchase(t, origin, owned, click):
             w.u8(formPurchase)
             encode(t, into: &w)
-            w.str32(origin)
+            w.str32(origin.rawValue)
             w.u8((owned ? 1 : 0) | (click != nil ? 2 : 0))
             if let click { w.i64(click) }
         case let .failure(productID, failure, detail):
@@ -38,7 +38,7 @@ enum ResultFactsCodec {
         case let .revocation(t, origin):
             w.u8(formRevocation)
             encode(t, into: &w)
-            w.str32(origin)
+            w.str32(origin.rawValue)
         case let .edited(productID):
             w.u8(formEdited)
             w.str32(productID)
@@ -48,7 +48,7 @@ enum ResultFactsCodec {
     static func decode(_ r: inout ByteReader) -> ResultFacts? {
         switch r.u8() {
         case formPurchase:
-            guard let t = transaction(&r), let origin = r.str32(), let flags = r.u8(), flags & ~3 == 0 else { return nil }
+            guard let t = transaction(&r), let origin = r.str32().flatMap(PurchaseOrigin.init(rawValue:)), let flags = r.u8(), flags & ~3 == 0 else { return nil }
             var click: Int64? = nil
             if flags & 2 != 0 { guard let c = r.i64() else { return nil }; click = c }
             return .purchase(t, origin: origin, alreadyOwned: flags & 1 != 0, clickKey: click)
@@ -57,7 +57,7 @@ enum ResultFactsCodec {
                   let detail = r.str32() else { return nil }
             return .failure(productID: p, failure: failure, detail: detail)
         case formRevocation:
-            guard let t = transaction(&r), let origin = r.str32() else { return nil }
+            guard let t = transaction(&r), let origin = r.str32().flatMap(PurchaseOrigin.init(rawValue:)) else { return nil }
             return .revocation(t, origin: origin)
         case formEdited:
             guard let p = r.str32() else { return nil }

@@ -61,7 +61,7 @@ public protocol Store: AnyObject, Sendable {
     func restore()
 
     /// Reports the current entitlements with the given reason.
-    func refreshEntitlements(reason: String)
+    func refreshEntitlements(reason: UpdateReason)
 
     /// Checks, from memory only and on the game's thread, that this store can
     /// answer `request` here: throws `.notSupported` when the store or the
@@ -107,7 +107,7 @@ public enum Arrival: Sendable, Equatable {
 public enum StoreEvent: Sendable {
     case transaction(StoreTransaction, Arrival)
     case purchaseFailed(key: Int64, productID: String, failure: PurchaseFailure)
-    case pending(key: Int64, productID: String, reason: String)
+    case pending(key: Int64, productID: String, reason: PendingReason)
     case products(ProductsAnswer)
     /// IDs of every transaction the store still lists as unfinished (C4:
     /// tombstones for transactions not in this list can go).
@@ -119,7 +119,7 @@ public enum StoreEvent: Sendable {
     /// The current entitlements. `nowMs`: the clock the store judged them
     /// by (the simulator's own clock, which `advance` moves); nil for the
     /// device clock (StoreKit).
-    case entitlements([StoreTransaction], reason: String, nowMs: Int64? = nil)
+    case entitlements([StoreTransaction], reason: UpdateReason, nowMs: Int64? = nil)
     case error(op: String, message: String)
     /// The player tapped a promoted in-app purchase on the App Store page
     /// (StoreKit's PurchaseIntent); the game decides whether to buy it.
@@ -128,12 +128,12 @@ public enum StoreEvent: Sendable {
     /// Whether this player may pay (parental controls: StoreKit's
     /// `AppStore.canMakePayments`) and the App Store country (ISO 3166
     /// alpha-3, "" when unknown): at start (reason "open") and on change.
-    case status(canMakePayments: Bool, storefront: String, reason: String)
+    case status(canMakePayments: Bool, storefront: String, reason: UpdateReason)
     /// Subscription groups' status: at start (reason "open", the groups the
     /// player ever subscribed in), on request ("request") and when one
     /// changes ("change"). `invalid`: requested product IDs that are unknown
     /// or not auto-renewable subscriptions.
-    case subscriptions([SubscriptionGroupStatus], invalid: [String], reason: String)
+    case subscriptions([SubscriptionGroupStatus], invalid: [String], reason: UpdateReason)
     /// The answer to `.appTransaction`: the info, or why there is none.
     case appTransaction(AppTransactionInfo?, error: String?)
     /// A sheet closed: `outcome` is `dismissed`, `success`, `userCancelled`

@@ -4,10 +4,10 @@
 extension Messages {
     /// `"subscription"`: the status of subscription groups, at open, on
     /// request and when one changes.
-    public static func subscriptions(_ list: [SubscriptionGroupStatus], invalid: [String], reason: String) -> [UInt8] {
+    public static func subscriptions(_ list: [SubscriptionGroupStatus], invalid: [String], reason: UpdateReason) -> [UInt8] {
         var w = JSONObjectWriter()
         w.string("type", "subscription")
-        w.string("reason", reason)
+        w.string("reason", reason.rawValue)
         w.value("groups", .array(list.map(describe)))
         w.value("invalid", .array(invalid.map { .string($0) }))
         return w.finish()

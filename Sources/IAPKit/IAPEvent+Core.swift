@@ -8,7 +8,7 @@ extension IAPEvent {
         case let .purchase(key, t, origin, alreadyOwned, clickKey):
             self = .purchase(PurchaseResult(
                 key: key, productID: t.productID, result: t.verified ? .success : .unverified,
-                quantity: Int(t.quantity), transaction: PurchaseTransaction(t), origin: Origin(origin),
+                quantity: Int(t.quantity), transaction: PurchaseTransaction(t), origin: origin,
                 alreadyOwned: alreadyOwned, clickKey: clickKey,
                 message: t.verified ? nil : "the store's signature check failed for this transaction: do not grant it"))
         case let .purchaseFailed(key, productID, failure, detail):
@@ -19,7 +19,7 @@ extension IAPEvent {
             self = .revoked(Revocation(
                 key: key, productID: t.productID, transactionID: t.id, originalTransactionID: t.originalID,
                 kind: ProductKind(t.kind), revocationDate: t.revocationDateMs ?? 0,
-                reason: t.revocationReason ?? "refunded", quantity: Int(t.quantity), origin: Origin(origin)))
+                reason: t.revocationReason ?? "refunded", quantity: Int(t.quantity), origin: origin))
         case let .products(a):
             self = .products(ProductList(products: a.products.map(ProductInfo.init), invalid: a.invalid, error: a.error))
         case let .pending(key, productID, reason):
@@ -68,10 +68,6 @@ extension ResultCode {
 
 extension ProductKind {
     init(_ k: IAPCore.ProductKind) { self = ProductKind(rawValue: k.rawValue) ?? .consumable }
-}
-
-extension Origin {
-    init(_ s: String) { self = s == "store" ? .store : .game }
 }
 
 extension PurchaseTransaction {

@@ -1,3 +1,5 @@
+import IAPCore
+
 /// Everything the SDK tells the game, one case per message type of
 /// docs/PROTOCOL.md. Only `.purchase` and `.revoked` wait for a confirm.
 public enum IAPEvent: Sendable, Equatable {
@@ -10,7 +12,7 @@ public enum IAPEvent: Sendable, Equatable {
     case products(ProductList)
     /// `"pending"`: a purchase waits (Ask to Buy, a bank's check); its
     /// result follows under the same key. Grant nothing yet.
-    case pending(key: Int64, productID: String, reason: String)
+    case pending(key: Int64, productID: String, reason: PendingReason)
     /// `"entitlements"`: what the player owns now. `reason` is `open`,
     /// `restore` (the restore finished: this is its answer) or `change`.
     case entitlements(Entitlements)
@@ -56,9 +58,13 @@ public enum ProductKind: String, Sendable, CaseIterable {
 
 /// Whose click a result answers: `game` (a click of this install, under the
 /// key `buy` returned) or `store` (renewals, purchases made elsewhere).
-public enum Origin: String, Sendable {
-    case game, store
-}
+/// The core's own type, so the two cannot drift apart.
+public typealias Origin = PurchaseOrigin
+/// Why a purchase waits: `askToBuy`, `interrupted` or `actionRequired`.
+public typealias PendingReason = IAPCore.PendingReason
+/// Why entitlements, store status or subscriptions were reported: `open`,
+/// `change`, `restore` or `request`.
+public typealias UpdateReason = IAPCore.UpdateReason
 
 /// A store transaction's facts. Dates are milliseconds since 1970 (UTC).
 public struct PurchaseTransaction: Sendable, Equatable {
@@ -169,7 +175,7 @@ public struct ProductList: Sendable, Equatable {
 }
 
 public struct Entitlements: Sendable, Equatable {
-    public let reason: String
+    public let reason: UpdateReason
     /// The store's clock the list was judged by.
     public let now: Int64
     public let items: [PurchaseTransaction]
@@ -198,13 +204,13 @@ public struct SubscriptionGroup: Sendable, Equatable {
 }
 
 public struct SubscriptionReport: Sendable, Equatable {
-    public let reason: String
+    public let reason: UpdateReason
     public let groups: [SubscriptionGroup]
     public let invalid: [String]
 }
 
 public struct StoreStatus: Sendable, Equatable {
-    public let reason: String
+    public let reason: UpdateReason
     public let canMakePayments: Bool
     public let storefront: String
 }

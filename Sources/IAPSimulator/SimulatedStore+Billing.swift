@@ -199,7 +199,7 @@ extension SimulatedStore {
         let ids = entitlementIDsLocked()
         if ids != lastEntitlementIDs {
             lastEntitlementIDs = ids
-            out.append(.entitlements(entitlementsLocked(), reason: "change", nowMs: nowLocked()))
+            out.append(.entitlements(entitlementsLocked(), reason: .change, nowMs: nowLocked()))
         }
         appendStatusChangeLocked(&out)
     }
@@ -212,7 +212,7 @@ extension SimulatedStore {
             lastStatuses[s.groupID] = s
             changed.append(s)
         }
-        if !changed.isEmpty { out.append(.subscriptions(changed, invalid: [], reason: "change")) }
+        if !changed.isEmpty { out.append(.subscriptions(changed, invalid: [], reason: .change)) }
     }
 
     /// A StoreKit message for the player about a group or product, held

@@ -21,7 +21,7 @@ extension SimulatedStore {
             case .subscriptionStatus(let ids):
                 processClockLocked(&out, announce: true)
                 if ids.isEmpty {
-                    out.append(.subscriptions(subscribedStatusesLocked(), invalid: [], reason: "request"))
+                    out.append(.subscriptions(subscribedStatusesLocked(), invalid: [], reason: .request))
                     return
                 }
                 var groups: [String] = []
@@ -33,7 +33,7 @@ extension SimulatedStore {
                     }
                     if !groups.contains(g) { groups.append(g) }
                 }
-                out.append(.subscriptions(groups.map { statusLocked(group: $0) }, invalid: invalid, reason: "request"))
+                out.append(.subscriptions(groups.map { statusLocked(group: $0) }, invalid: invalid, reason: .request))
             case .appTransaction:
                 let app = originalApp ?? (options.appVersion, nowLocked())
                 out.append(.appTransaction(AppTransactionInfo(originalAppVersion: app.version, originalPurchaseDateMs: app.dateMs,

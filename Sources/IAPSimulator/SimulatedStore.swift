@@ -258,11 +258,11 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             let currency = self.currency
             for t in unfinished { out.append(.transaction(t.storeTransaction(currency: currency), .update)) }
             out.append(.unfinished(unfinished.map { String($0.id) }))
-            out.append(.entitlements(entitlementsLocked(), reason: "open", nowMs: nowLocked()))
+            out.append(.entitlements(entitlementsLocked(), reason: .open, nowMs: nowLocked()))
             lastEntitlementIDs = entitlementIDsLocked()
-            out.append(.status(canMakePayments: paymentsAllowed, storefront: storefront, reason: "open"))
+            out.append(.status(canMakePayments: paymentsAllowed, storefront: storefront, reason: .open))
             let statuses = subscribedStatusesLocked()
-            if !statuses.isEmpty { out.append(.subscriptions(statuses, invalid: [], reason: "open")) }
+            if !statuses.isEmpty { out.append(.subscriptions(statuses, invalid: [], reason: .open)) }
             for st in statuses { lastStatuses[st.groupID] = st }
             // StoreKit sends a message again at launch while it still
             // matters: an unfixed billing issue, an unanswered price increase.
@@ -431,9 +431,9 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                 return
             }
             if askToBuy || interruptNext {
-                let reason = askToBuy ? "askToBuy" : "interrupted"
+                let reason: PendingReason = askToBuy ? .askToBuy : .interrupted
                 interruptNext = false
-                guard pendLocked(productID: productID, key: key, token: token, reason: reason) else {
+                guard pendLocked(productID: productID, key: key, token: token, reason: reason.rawValue) else {
                     out.append(.purchaseFailed(key: key, productID: productID, failure: .unknown))
                     return
                 }
@@ -523,13 +523,13 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             for id in txns.keys.sorted() where txns[id]!.isUnfinished {
                 out.append(.transaction(txns[id]!.storeTransaction(currency: currency), .update))
             }
-            out.append(.entitlements(entitlementsLocked(), reason: "restore", nowMs: nowLocked()))
+            out.append(.entitlements(entitlementsLocked(), reason: .restore, nowMs: nowLocked()))
             lastEntitlementIDs = entitlementIDsLocked()
         }
         emit(out)
     }
 
-    public func refreshEntitlements(reason: String) {
+    public func refreshEntitlements(reason: UpdateReason) {
         let (list, now) = lock.withLock { (entitlementsLocked(), nowLocked()) }
         emit([.entitlements(list, reason: reason, nowMs: now)])
     }

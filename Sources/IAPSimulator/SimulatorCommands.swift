@@ -147,7 +147,7 @@ enum SimulatorCommands {
                 try s.persist([event("payments") { $0.bool("on", on) }])
                 if s.paymentsAllowed != on {
                     s.paymentsAllowed = on
-                    out.append(.status(canMakePayments: on, storefront: s.storefront, reason: "change"))
+                    out.append(.status(canMakePayments: on, storefront: s.storefront, reason: .change))
                 }
                 return ok()
             case "storefront":
@@ -158,7 +158,7 @@ enum SimulatorCommands {
                 try s.persist([event("storefront") { $0.string("country", c) }])
                 if s.storefront != c {
                     s.storefront = c
-                    out.append(.status(canMakePayments: s.paymentsAllowed, storefront: c, reason: "change"))
+                    out.append(.status(canMakePayments: s.paymentsAllowed, storefront: c, reason: .change))
                 }
                 return ok()
             case "billing_issue", "billing_resolve", "price_increase", "sheet_next", "sheet_close", "app_transaction", "status":

@@ -112,7 +112,7 @@ extension StoreKitStore {
                 if !groups.contains(g) { groups.append(g) }
             }
         }
-        emit(.subscriptions(await statuses(groups: groups), invalid: invalid, reason: "request"))
+        emit(.subscriptions(await statuses(groups: groups), invalid: invalid, reason: .request))
     }
 
     /// Each group's best status; a group StoreKit has none for is "none"; one
@@ -146,7 +146,7 @@ extension StoreKitStore {
                 // As on the simulator: the entitlements first, then the status.
                 await self.announceEntitlementChange()
                 self.emit(.subscriptions([StoreKitStatusMapping.best(all.isEmpty ? [status] : all, groupID: g)],
-                                         invalid: [], reason: "change"))
+                                         invalid: [], reason: .change))
             }
         }
     }

@@ -108,13 +108,13 @@ public final class StoreKitStore: Store, @unchecked Sendable {
             let groups = await self.reportRefundsWhileClosed()
             let list = await self.entitlements()
             self.lock.withLock { self.lastEntitlementIDs = list.map(\.id) }
-            self.emit(.entitlements(list, reason: "open"))
+            self.emit(.entitlements(list, reason: .open))
             // Whether the player may pay, and the App Store country.
             let country = await Storefront.current?.countryCode ?? ""
-            self.emit(.status(canMakePayments: AppStore.canMakePayments, storefront: country, reason: "open"))
+            self.emit(.status(canMakePayments: AppStore.canMakePayments, storefront: country, reason: .open))
             // The status of every group the player ever subscribed in.
             let statuses = await self.statuses(groups: groups)
-            if !statuses.isEmpty { self.emit(.subscriptions(statuses, invalid: [], reason: "open")) }
+            if !statuses.isEmpty { self.emit(.subscriptions(statuses, invalid: [], reason: .open)) }
         }
         listenForStatusChanges()
         // A storefront change (StoreKit announces it; canMakePayments it
@@ -122,7 +122,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         tasks.spawn { [weak self] in
             for await front in Storefront.updates {
                 guard let self, !Task.isCancelled else { return }
-                self.emit(.status(canMakePayments: AppStore.canMakePayments, storefront: front.countryCode, reason: "change"))
+                self.emit(.status(canMakePayments: AppStore.canMakePayments, storefront: front.countryCode, reason: .change))
             }
         }
         // PurchaseIntent: iOS 16.4, Mac Catalyst 16.4 (os(iOS)) and macOS
@@ -239,11 +239,11 @@ public final class StoreKitStore: Store, @unchecked Sendable {
             for await result in Transaction.unfinished { await report(result, .update) }
             let list = await entitlements()
             lock.withLock { lastEntitlementIDs = list.map(\.id) }
-            emit(.entitlements(list, reason: "restore"))
+            emit(.entitlements(list, reason: .restore))
         }
     }
 
-    public func refreshEntitlements(reason: String) {
+    public func refreshEntitlements(reason: UpdateReason) {
         tasks.spawn { [self] in emit(.entitlements(await entitlements(), reason: reason)) }
     }
 
@@ -369,7 +369,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
                 // Buy) or the player must act (a bank's check). The
                 // transaction, if any, comes later through `updates` with
                 // this token.
-                emit(.pending(key: key, productID: productID, reason: "actionRequired"))
+                emit(.pending(key: key, productID: productID, reason: .actionRequired))
             case .other:
                 emit(.purchaseFailed(key: key, productID: productID, failure: .unknown))
             }
@@ -520,7 +520,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
             lastEntitlementIDs = ids
             return true
         }
-        if changed { emit(.entitlements(list, reason: "change")) }
+        if changed { emit(.entitlements(list, reason: .change)) }
     }
 
     // MARK: Finishing

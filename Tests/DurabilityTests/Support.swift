@@ -123,7 +123,7 @@ final class CrashableStore: Store, @unchecked Sendable {
         if !drop { inner.finish(transactionID: transactionID) }
     }
     func restore() { inner.restore() }
-    func refreshEntitlements(reason: String) { inner.refreshEntitlements(reason: reason) }
+    func refreshEntitlements(reason: UpdateReason) { inner.refreshEntitlements(reason: reason) }
     func validate(_ request: StoreRequest) throws(IAPError) { try inner.validate(request) }
     func perform(_ request: StoreRequest) { inner.perform(request) }
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { try inner.simulate(command) }
@@ -185,6 +185,6 @@ extension ResultFacts {
         .purchase(StoreTransaction(id: String(2_000_000 + i), originalID: String(2_000_000 + i), productID: product,
                                    kind: .consumable, purchaseDateMs: 1_700_000_000_000 + Int64(i), price: "0.99",
                                    currency: "USD", environment: "test"),
-                  origin: "game", alreadyOwned: false, clickKey: nil)
+                  origin: .game, alreadyOwned: false, clickKey: nil)
     }
 }

@@ -154,7 +154,7 @@ final class HandStore: Store, @unchecked Sendable {
     func finish(transactionID: String) {}
     func finish(transactionIDs: [String]) {}
     func restore() {}
-    func refreshEntitlements(reason: String) {}
+    func refreshEntitlements(reason: UpdateReason) {}
     func validate(_ request: StoreRequest) throws(IAPError) { throw IAPError(.notSupported, "hand store") }
     func perform(_ request: StoreRequest) {}
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { throw IAPError(.notSupported, "hand store") }

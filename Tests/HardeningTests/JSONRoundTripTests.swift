@@ -158,19 +158,19 @@ struct JSONRoundTripTests {
             let t = StoreTransaction(id: s[0], originalID: s[1], productID: s[2], kind: .consumable, purchaseDateMs: 1,
                                      revocationDateMs: 2, revocationReason: s[3], price: s[4], currency: s[5],
                                      verified: r.below(2) == 0, jws: s[6], environment: s[7])
-            let seven = Messages.purchase(key: 5, transaction: t, origin: "game", alreadyOwned: false)
+            let seven = Messages.purchase(key: 5, transaction: t, origin: .game, alreadyOwned: false)
             for (f, e) in [("transactionID", s[0]), ("originalTransactionID", s[1]), ("productID", s[2]), ("price", s[4]),
                            ("currency", s[5]), ("jws", s[6]), ("environment", s[7])] { ledger.add(seven, [f], e) }
             let failed = Messages.purchaseFailed(key: 6, productID: s[8], failure: .cancelled, detail: s[9])
             ledger.add(failed, ["productID"], s[8])
             ledger.add(failed, ["message"], s[9])
-            let revoked = Messages.revoked(key: 7, transaction: t, origin: "store")
+            let revoked = Messages.revoked(key: 7, transaction: t, origin: .store)
             ledger.add(revoked, ["productID"], s[2])
             ledger.add(revoked, ["reason"], s[3])
             let error = Messages.error(op: s[10], code: .io, message: s[11])
             ledger.add(error, ["op"], s[10])
             ledger.add(error, ["message"], s[11])
-            let pending = Messages.pending(key: 8, productID: s[2], reason: s[3])
+            let pending = Messages.pending(key: 8, productID: s[2], reason: .askToBuy)
             ledger.add(pending, ["productID"], s[2])
             let info = ProductInfo(id: s[2], title: s[9], description: s[10], price: s[4], displayPrice: s[5], currency: s[6],
                                    kind: .consumable, subscriptionPeriod: s[7], subscriptionGroupID: s[8])
@@ -178,8 +178,8 @@ struct JSONRoundTripTests {
             for (path, e) in [(["items", "0", "id"], s[2]), (["items", "0", "title"], s[9]), (["items", "0", "description"], s[10]),
                               (["items", "0", "displayPrice"], s[5]), (["invalid", "0"], s[11]), (["error"], s[1]),
                               (["products", s[2]], s[4])] { ledger.add(products, path, e) }
-            let ent = Messages.entitlements([t], reason: s[3], nowMs: 9)
-            ledger.add(ent, ["reason"], s[3])
+            let ent = Messages.entitlements([t], reason: .restore, nowMs: 9)
+            ledger.add(ent, ["reason"], "restore")
             ledger.add(ent, ["items", "0", "productID"], s[2])
         }
         Self.checkWithJSONParser(ledger)

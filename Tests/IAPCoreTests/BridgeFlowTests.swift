@@ -390,7 +390,7 @@ final class ForgetfulStore: Store, @unchecked Sendable {
     }
     func finish(transactionID: String) {}
     func restore() { inner.restore() }
-    func refreshEntitlements(reason: String) { inner.refreshEntitlements(reason: reason) }
+    func refreshEntitlements(reason: UpdateReason) { inner.refreshEntitlements(reason: reason) }
     func validate(_ request: StoreRequest) throws(IAPError) { try inner.validate(request) }
     func perform(_ request: StoreRequest) { inner.perform(request) }
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { try inner.simulate(command) }
@@ -431,7 +431,7 @@ final class LaggingStore: Store, @unchecked Sendable {
     }
     func finish(transactionID: String) { inner.finish(transactionID: transactionID) }
     func restore() { inner.restore() }
-    func refreshEntitlements(reason: String) { inner.refreshEntitlements(reason: reason) }
+    func refreshEntitlements(reason: UpdateReason) { inner.refreshEntitlements(reason: reason) }
     func validate(_ request: StoreRequest) throws(IAPError) { try inner.validate(request) }
     func perform(_ request: StoreRequest) { inner.perform(request) }
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { try inner.simulate(command) }

@@ -296,7 +296,7 @@ struct ForgeryTests {
                                      kind: ProductKind(rawValue: productKind)!, purchaseDateMs: 1, price: "0.99", currency: "USD",
                                      environment: "simulator")
             try append(env, [.put(OutboxRecord(id: 5000, key: key, kind: kind, transactionID: txn,
-                                               facts: .purchase(t, origin: "game", alreadyOwned: false, clickKey: nil)))])
+                                               facts: .purchase(t, origin: .game, alreadyOwned: false, clickKey: nil)))])
         }
         let b = try env.open()
         let ms = b.drain()

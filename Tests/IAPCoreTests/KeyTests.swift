@@ -249,7 +249,7 @@ final class KeyHandStore: Store, @unchecked Sendable {
     func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {}
     func finish(transactionID: String) {}
     func restore() {}
-    func refreshEntitlements(reason: String) {}
+    func refreshEntitlements(reason: UpdateReason) {}
     func validate(_ request: StoreRequest) throws(IAPError) { throw IAPError(.notSupported, "hand store") }
     func perform(_ request: StoreRequest) {}
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { throw IAPError(.notSupported, "hand store") }

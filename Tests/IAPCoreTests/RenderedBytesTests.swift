@@ -38,7 +38,7 @@ struct RenderedBytesTests {
         }
         func finish(transactionID: String) { inner.finish(transactionID: transactionID) }
         func restore() { inner.restore() }
-        func refreshEntitlements(reason: String) { inner.refreshEntitlements(reason: reason) }
+        func refreshEntitlements(reason: UpdateReason) { inner.refreshEntitlements(reason: reason) }
         func validate(_ request: StoreRequest) throws(IAPError) { try inner.validate(request) }
         func perform(_ request: StoreRequest) { inner.perform(request) }
         func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { try inner.simulate(command) }

@@ -20,20 +20,20 @@ struct ResultFactsCodecTests {
     static var samples: [ResultFacts] {
         var out: [ResultFacts] = []
         for t in [full, bare] {
-            out.append(.purchase(t, origin: "game", alreadyOwned: true, clickKey: -9_000_000_000_000_000_000))
-            out.append(.purchase(t, origin: "store", alreadyOwned: false, clickKey: nil))
-            out.append(.revocation(t, origin: "store"))
+            out.append(.purchase(t, origin: .game, alreadyOwned: true, clickKey: -9_000_000_000_000_000_000))
+            out.append(.purchase(t, origin: .store, alreadyOwned: false, clickKey: nil))
+            out.append(.revocation(t, origin: .store))
         }
         for kind in ProductKind.allCases {
             var t = full
             t.kind = kind
-            out.append(.purchase(t, origin: "game", alreadyOwned: false, clickKey: 1))
+            out.append(.purchase(t, origin: .game, alreadyOwned: false, clickKey: 1))
         }
         for kind in TransactionOffer.Kind.allCases {
             for mode in TransactionOffer.PaymentMode.allCases + [nil] {
                 var t = bare
                 t.offer = TransactionOffer(kind: kind, id: mode == nil ? nil : "o", paymentMode: mode, period: mode == nil ? nil : "P3D")
-                out.append(.purchase(t, origin: "game", alreadyOwned: false, clickKey: nil))
+                out.append(.purchase(t, origin: .game, alreadyOwned: false, clickKey: nil))
             }
         }
         for f in PurchaseFailure.allCases { out.append(.failure(productID: "coins_100", failure: f, detail: "why: \(f) ✓")) }
@@ -70,9 +70,9 @@ struct ResultFactsCodecTests {
         }
     }
 
-    @Test("bytes after the facts, an unknown form, unknown flag bits, a name no enum has and bad UTF-8 are refused")
+    @Test("bytes after the facts, an unknown form, unknown flag bits, a name or origin no enum has and bad UTF-8 are refused")
     func damage() {
-        let purchase = ResultFacts.purchase(Self.bare, origin: "game", alreadyOwned: false, clickKey: nil)
+        let purchase = ResultFacts.purchase(Self.bare, origin: .game, alreadyOwned: false, clickKey: nil)
         let bytes = ResultFactsCodec.encoded(purchase)
         #expect(ResultFactsCodec.decode(bytes + [0]) == nil)
         for form: UInt8 in [0, 5, 0xFF] { #expect(ResultFactsCodec.decode([form] + bytes.dropFirst()) == nil) }
@@ -88,6 +88,14 @@ struct ResultFactsCodecTests {
         let failure = ResultFactsCodec.encoded(.failure(productID: "p", failure: .cancelled, detail: "d"))
         let renamed = failure.replacing(Array("cancelled".utf8), with: Array("cancelleX".utf8))
         #expect(ResultFactsCodec.decode(renamed) == nil)
+        // An origin that is not a PurchaseOrigin (same length: only the word differs).
+        for origin in PurchaseOrigin.allCases {
+            let revoked = ResultFactsCodec.encoded(.revocation(Self.bare, origin: origin))
+            #expect(ResultFactsCodec.decode(revoked) == .revocation(Self.bare, origin: origin))
+            let word = Array(origin.rawValue.utf8)
+            let edited = revoked.replacing(word, with: Array(repeating: UInt8(ascii: "x"), count: word.count))
+            #expect(edited != revoked && ResultFactsCodec.decode(edited) == nil, "origin \(origin) edited")
+        }
         // A string that is not UTF-8.
         let badText = ResultFactsCodec.encoded(.edited(productID: "ab")).dropLast(2) + [0xC3, 0x28]
         #expect(ResultFactsCodec.decode(Array(badText)) == nil)

@@ -23,13 +23,13 @@ struct V1MigrationTests {
 
     @Test("reads what Messages.purchase wrote", arguments: ["remove_ads", "quote \" back \\ slash", "é😀 \u{01}\n"])
     func readsPurchase(_ product: String) {
-        let bytes = Messages.purchase(key: 42, transaction: transaction(product: product), origin: "store",
+        let bytes = Messages.purchase(key: 42, transaction: transaction(product: product), origin: .store,
                                       alreadyOwned: true, clickKey: 17)
         let m = read(bytes)
         #expect(m.productID == product)
         #expect(m.originalID == "2000000000000005")
         #expect(m.kind == .nonConsumable)
-        #expect(m.origin == "store")
+        #expect(m.origin == .store)
         #expect(m.alreadyOwned)
         #expect(m.clickKey == 17)
     }
@@ -46,7 +46,7 @@ struct V1MigrationTests {
         t.offer = TransactionOffer(kind: .introductory, paymentMode: .freeTrial, period: "P1W")
         let kind: RecordKind = verified ? .purchase : .unverified
         for click: Int64? in [nil, 17] {
-            let live = BridgeMessage.purchase(key: 42, transaction: t, origin: "game", alreadyOwned: false, clickKey: click)
+            let live = BridgeMessage.purchase(key: 42, transaction: t, origin: .game, alreadyOwned: false, clickKey: click)
             let facts = OutboxV1Migration.facts(kind: kind, key: 42, transactionID: verified ? t.id : "u:" + t.id, message: live.json)
             #expect(facts.message(key: 42)?.json == live.json)
         }
@@ -56,19 +56,19 @@ struct V1MigrationTests {
         var r = transaction(product: "coins_100")
         r.revocationDateMs = 1_700_000_100_000
         r.revocationReason = "developerIssue"
-        let revoked = BridgeMessage.revoked(key: -5, transaction: r, origin: "store")
+        let revoked = BridgeMessage.revoked(key: -5, transaction: r, origin: .store)
         #expect(OutboxV1Migration.facts(kind: .revocation, key: -5, transactionID: r.id, message: revoked.json).message(key: -5)?.json
                 == revoked.json)
     }
 
     @Test("absent fields keep their defaults")
     func defaults() {
-        let m = read(Messages.purchase(key: 1, transaction: transaction(product: "p"), origin: "game", alreadyOwned: false))
+        let m = read(Messages.purchase(key: 1, transaction: transaction(product: "p"), origin: .game, alreadyOwned: false))
         #expect(m.clickKey == nil)
         #expect(!m.alreadyOwned)
-        #expect(m.origin == "game")
+        #expect(m.origin == .game)
         let empty = read(Array(#"{"type":"7"}"#.utf8), transactionID: "u:77")
-        #expect(empty.productID == "" && empty.kind == .consumable && empty.origin == "game")
+        #expect(empty.productID == "" && empty.kind == .consumable && empty.origin == .game)
         #expect(empty.originalID == "77" && empty.transaction.id == "77")
     }
 
@@ -100,7 +100,7 @@ struct V1MigrationTests {
 
     @Test("a failure or revocation record whose text is not what the writer makes reads as edited, with its product")
     func edited() {
-        let success = Messages.purchase(key: 42, transaction: transaction(product: "coins_500"), origin: "game", alreadyOwned: false)
+        let success = Messages.purchase(key: 42, transaction: transaction(product: "coins_500"), origin: .game, alreadyOwned: false)
         #expect(OutboxV1Migration.facts(kind: .failure, key: 42, transactionID: "", message: success) == .edited(productID: "coins_500"))
         #expect(OutboxV1Migration.facts(kind: .revocation, key: 42, transactionID: "2000000000000007", message: success)
                 == .edited(productID: "coins_500"))
@@ -120,7 +120,8 @@ struct V1MigrationTests {
             #expect(m.productID == (full["productID"]?.stringValue ?? ""))
             #expect(m.originalID == (full["originalTransactionID"]?.stringValue ?? "2000000000000007"))
             #expect(m.kind == (full["kind"]?.stringValue.flatMap(ProductKind.init(rawValue:)) ?? .consumable))
-            #expect(m.origin == (full["origin"]?.stringValue ?? "game"))
+            // A word that is not an origin (an edit) reads as the default, as a missing one does.
+            #expect(m.origin == (full["origin"]?.stringValue.flatMap(PurchaseOrigin.init(rawValue:)) ?? .game))
             #expect(m.alreadyOwned == (full["alreadyOwned"]?.boolValue ?? false))
             #expect(m.clickKey == full["clickKey"]?.stringValue.flatMap { Int64($0) })
             #expect(m.transaction.jws == full["jws"]?.stringValue)

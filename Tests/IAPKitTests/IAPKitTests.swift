@@ -181,7 +181,7 @@ struct IAPKitTests {
         try b.confirm(key: key)
         try b.restore()
         let restored = await take(b) {
-            if case .entitlements(let e) = $0 { return e.reason == "restore" } else { return false }
+            if case .entitlements(let e) = $0 { return e.reason == .restore } else { return false }
         }
         guard case .entitlements(let e)? = restored.last else { Issue.record("no restore answer"); return }
         #expect(e.owns("remove_ads"))
@@ -194,7 +194,7 @@ struct IAPKitTests {
 
         try b.subscriptionStatus(productIDs: ["vip_monthly"])
         let status = await take(b) {
-            if case .subscriptions(let s) = $0 { return s.reason != "open" } else { return false }
+            if case .subscriptions(let s) = $0 { return s.reason != .open } else { return false }
         }
         guard case .subscriptions(let s)? = status.last else { Issue.record("no status"); return }
         #expect(s.groups.count == 1 && s.groups.first?.active == false)

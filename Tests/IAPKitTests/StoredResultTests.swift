@@ -18,7 +18,7 @@ struct StoredResultTests {
     func roundTrip(verified: Bool) throws {
         var t = Self.transaction
         t.verified = verified
-        let live = BridgeMessage.purchase(key: 1_700_000_000_123, transaction: t, origin: "game", alreadyOwned: true,
+        let live = BridgeMessage.purchase(key: 1_700_000_000_123, transaction: t, origin: .game, alreadyOwned: true,
                                           clickKey: 1_699_999_999_999)
         let kind: RecordKind = verified ? .purchase : .unverified
         let facts = OutboxV1Migration.facts(kind: kind, key: 1_700_000_000_123, transactionID: verified ? t.id : "u:" + t.id,
@@ -33,7 +33,7 @@ struct StoredResultTests {
 
     @Test("the typed result says what the C ABI's JSON says")
     func sameFactsAsJSON() throws {
-        let m = BridgeMessage.purchase(key: -42, transaction: Self.transaction, origin: "store", alreadyOwned: false, clickKey: nil)
+        let m = BridgeMessage.purchase(key: -42, transaction: Self.transaction, origin: .store, alreadyOwned: false, clickKey: nil)
         let json = try JSONParser.parse(bytes: m.json)
         guard case .purchase(let r) = IAPEvent(m), let t = r.transaction else { Issue.record("not a purchase"); return }
         #expect(json["key"]?.stringValue == String(r.key) && json["result"]?.stringValue == String(r.result.rawValue))

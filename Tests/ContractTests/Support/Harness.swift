@@ -199,7 +199,7 @@ final class FaultyStore: Store, @unchecked Sendable {
         inner.finish(transactionID: transactionID)
     }
     func restore() { inner.restore() }
-    func refreshEntitlements(reason: String) { inner.refreshEntitlements(reason: reason) }
+    func refreshEntitlements(reason: UpdateReason) { inner.refreshEntitlements(reason: reason) }
     func validate(_ request: StoreRequest) throws(IAPError) { try inner.validate(request) }
     func perform(_ request: StoreRequest) { inner.perform(request) }
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { try inner.simulate(command) }

@@ -122,7 +122,7 @@ final class ModelRun {
                 store.send(.purchaseFailed(key: call.key, productID: call.productID, failure: .interrupted))
             case .askToBuy:
                 world.pendings.append((call.key, call.productID, .askToBuy))
-                store.send(.pending(key: call.key, productID: call.productID, reason: "askToBuy"))
+                store.send(.pending(key: call.key, productID: call.productID, reason: .askToBuy))
             case .errorThenCharge:
                 world.pendings.append((call.key, call.productID, .chargeLater))
                 store.send(.purchaseFailed(key: call.key, productID: call.productID, failure: .unknown))

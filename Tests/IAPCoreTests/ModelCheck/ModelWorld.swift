@@ -70,7 +70,7 @@ final class ModelStore: Store, @unchecked Sendable {
         sink?(.finished(transactionIDs))
     }
     func restore() {}
-    func refreshEntitlements(reason: String) {}
+    func refreshEntitlements(reason: UpdateReason) {}
     func validate(_ request: StoreRequest) throws(IAPError) { throw IAPError(.notSupported, "model store") }
     func perform(_ request: StoreRequest) {}
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { throw IAPError(.notSupported, "model store") }

@@ -106,6 +106,6 @@ extension ResultFacts {
         .purchase(StoreTransaction(id: String(2_000_000 + i), originalID: String(2_000_000 + i), productID: product,
                                    kind: .consumable, purchaseDateMs: 1_700_000_000_000 + Int64(i), price: "0.99",
                                    currency: "USD", environment: "test"),
-                  origin: "game", alreadyOwned: false, clickKey: nil)
+                  origin: .game, alreadyOwned: false, clickKey: nil)
     }
 }
