@@ -36,24 +36,11 @@ public final class Coordinator: @unchecked Sendable {
 
     private let gate = Lock()
     private var closing = false
-    /// Every key handed out so far is at most this (C7).
-    private var lastKey: Int64
-    /// Keys whose purchase has no result stored yet: started this session,
-    /// or open intents found at open (C5).
-    private var awaiting: Set<Int64>
-    /// Purchases started this session that the store has not answered yet
-    /// (no "7", no "pending"): at most `maxPurchasesInFlight`.
-    private var inFlight: Set<Int64> = []
+    /// The keys of the game's purchases: taken here, learnt by the SDK thread.
+    private let keys: KeyAllocator
     /// Requests the game made (products, restore, status, app transaction):
     /// bounded by rate and by unpolled answers (RequestBudget).
     private var requests = RequestBudget()
-
-    /// A real store shows one payment sheet at a time; nothing a player does
-    /// needs more than a few purchases waiting for an answer. Past
-    /// `config.purchasesInFlight` (default 32), `iap_buy` answers IAP_E_BUSY
-    /// at once, with nothing stored or charged, so that a game calling it in
-    /// a loop cannot pile up work that holds `iap_close` for minutes (issue 21).
-    private var maxPurchasesInFlight: Int { config.purchasesInFlight }
 
     // MARK: Executor-owned state (touched only by jobs on `executor`)
 
@@ -140,9 +127,12 @@ public final class Coordinator: @unchecked Sendable {
         self.queue = queue
         self.executor = executor
         self.thread = thread
-        self.lastKey = max(outbox.keyMark, Coordinator.readLegacyKeyMark(config.dataDir))
-        assert(lastKey < Outbox.keyLimit, "C7: the key mark leaves room for every next key")
-        self.awaiting = Set(outbox.openIntents.map(\.key))
+        // A real store shows one payment sheet at a time; nothing a player
+        // does needs more than a few purchases waiting for an answer. Past
+        // `config.purchasesInFlight` (default 32), `iap_buy` answers
+        // IAP_E_BUSY at once, with nothing stored or charged.
+        self.keys = KeyAllocator(mark: max(outbox.keyMark, Coordinator.readLegacyKeyMark(config.dataDir)),
+                                 awaiting: Set(outbox.openIntents.map(\.key)), maxInFlight: config.purchasesInFlight)
     }
 
     private func start() {
@@ -234,39 +224,13 @@ public final class Coordinator: @unchecked Sendable {
         try store.validatePurchase(productID: productID, quantity: quantity)
         return try gate.withLock { () throws(IAPError) -> Int64 in
             guard !closing else { throw IAPError(.closed, "the bridge is closed") }
-            guard inFlight.count < maxPurchasesInFlight else {
-                throw IAPError(.busy, "\(inFlight.count) purchases are waiting for the store's answer (at most \(maxPurchasesInFlight), the config's \"purchasesInFlight\"); nothing was stored or charged: try again once a \"7\" or \"pending\" arrives")
-            }
-            var k = clickMs
-            if k <= lastKey {
-                // No click (<= 0) or a low one (two taps in a millisecond, an
-                // engine clock that restarts at launch, a clock set back):
-                // past the mark and past the wall clock. The mark lives only
-                // in the outbox, and a device restored from an older backup
-                // brings an older one back; the keys handed out since were
-                // at most the clock of their day (or a burst's last + 1), so
-                // today's clock is past them, where `lastKey + 1` was one of
-                // them (issue 21).
-                k = max(POSIX.nowMs(), lastKey + 1)
-            }
-            // Every key handed out is one the mark can remember. Only an
-            // outbox whose mark was edited to the highest one gets here: no
-            // key is left, and none is handed out twice.
-            guard k < Outbox.keyLimit else {
-                throw IAPError(.invalidArgument, "no key is left on this dataDir: its outbox's key mark is \(lastKey), the highest a key may be (the outbox was edited); a key is never handed out twice, so no purchase can start")
-            }
             // Posted under `gate`: a close that follows sees this purchase
             // ahead of it. Posting takes the executor's queue lock only.
-            let key = k
-            guard executor.post({ [self] in
-                startPurchase(key: key, productID: productID, quantity: quantity, winBackOfferID: winBackOfferID)
-            }) else {
-                throw IAPError(.closed, "the bridge is closed")
+            return try keys.take(clickMs: clickMs, nowMs: POSIX.nowMs()) { key in
+                executor.post { [self] in
+                    startPurchase(key: key, productID: productID, quantity: quantity, winBackOfferID: winBackOfferID)
+                }
             }
-            lastKey = key
-            awaiting.insert(key)
-            inFlight.insert(key)
-            return key
         }
     }
 
@@ -286,7 +250,7 @@ public final class Coordinator: @unchecked Sendable {
             case .notShown:
                 throw IAPError(.notDelivered, "the result with key \(key) has not been delivered to the game yet; confirm it after handling its message")
             case .unknown:
-                if awaiting.contains(key) {
+                if keys.isAwaiting(key) {
                     throw IAPError(.notDelivered, "the purchase with key \(key) has no result yet; confirm it after handling its \"7\" message")
                 }
                 throw IAPError(.unknownKey, "no unconfirmed result has key \(key) (already confirmed, or never issued)")
@@ -400,7 +364,7 @@ public final class Coordinator: @unchecked Sendable {
             // is durable with (at the latest) the answer's own record.
             try outbox.addIntent(key: key, productID: productID, atMs: POSIX.nowMs())
         } catch {
-            gate.withLock { _ = awaiting.remove(key); _ = inFlight.remove(key) }
+            keys.abandoned(key)
             queue.push(BridgeMessage.error(op: "buy", code: error.code,
                                       message: "the purchase was not started (nothing was charged): \(error.message)",
                                       key: key, productID: productID))
@@ -559,10 +523,10 @@ public final class Coordinator: @unchecked Sendable {
 
     private func dispatch(_ event: StoreEvent) {
         // The store answered a purchase of this session: it no longer counts
-        // against maxPurchasesInFlight (a "pending" is an answer too).
+        // against the in-flight bound (a "pending" is an answer too).
         switch event {
         case .transaction(_, .purchase(let k)), .purchaseFailed(let k, _, _), .pending(let k, _, _):
-            _ = gate.withLock { inFlight.remove(k) }
+            keys.answered(k)
         default: break
         }
         switch event {
@@ -622,8 +586,8 @@ public final class Coordinator: @unchecked Sendable {
     /// (C11). Negative, like a store key: never a key `iap_buy` hands out
     /// (C7).
     private func keyForGameResult(_ k: Int64, transaction txn: String?, seed: String) -> (key: Int64, clickKey: Int64?) {
-        if gate.withLock({ awaiting.contains(k) }) || !clickHasResult(k, besides: txn) {
-            gate.withLock { if k < Outbox.keyLimit { lastKey = max(lastKey, k) } }
+        if keys.isAwaiting(k) || !clickHasResult(k, besides: txn) {
+            keys.raise(to: k)
             return (k, nil)
         }
         if let txn { return (lateKey(click: k, transaction: txn), k) }
@@ -663,7 +627,7 @@ public final class Coordinator: @unchecked Sendable {
     private func vouchedKey(_ t: StoreTransaction, record r: OutboxRecord, stored: StoredPurchase) -> (key: Int64, clickKey: Int64?)? {
         if stored.alreadyOwned && t.kind != .consumable { return nil }
         guard !t.isRenewal, let k = t.token?.key, k > 0 else { return (storeKey(t, flavor: .transaction), nil) }
-        if gate.withLock({ awaiting.contains(k) }) || !clickHasResult(k, besides: r.transactionID) { return (k, nil) }
+        if keys.isAwaiting(k) || !clickHasResult(k, besides: r.transactionID) { return (k, nil) }
         return (lateKey(click: k, transaction: r.transactionID), k)
     }
 
@@ -845,7 +809,7 @@ public final class Coordinator: @unchecked Sendable {
             if case .purchase = arrival { return true }
             return t.token?.key(forInstall: install) != nil
         }()
-        let answersClick: Bool = { if case .purchase(let k) = arrival { return gate.withLock { awaiting.contains(k) } } else { return false } }()
+        let answersClick: Bool = { if case .purchase(let k) = arrival { return keys.isAwaiting(k) } else { return false } }()
         let owned = t.kind != .consumable
         let recordTxn = t.verified ? t.id : Coordinator.unverifiedTag(t.id)
         let live = outbox.liveRecords(transaction: recordTxn, flavor: .transaction)
@@ -928,7 +892,7 @@ public final class Coordinator: @unchecked Sendable {
             let r = try outbox.put(key: key, kind: kind, transactionID: txn, facts: facts, failedClick: failedClick)
             assert(outbox.isDurable(r.id), "C2")
             if let message = facts.message(key: key) { queue.push(message, resultKey: key) }
-            _ = gate.withLock { awaiting.remove(key) }
+            keys.resolved(key)
         } catch {
             storeFailed = true
             // Said once; the retries are silent until one succeeds.
