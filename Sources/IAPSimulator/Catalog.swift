@@ -13,10 +13,12 @@ public struct CatalogProduct: Sendable, Equatable {
     public var subscriptionPeriod: String?
     public var subscriptionGroupID: String?
     public var groupNumber: Int?
-    public var introductoryOffer: JSONValue?
     /// The introductory offer's terms (what a first subscription in the
-    /// group is charged and for how long).
+    /// group is charged and for how long): read once, so the offer the
+    /// `"999"` lists is the one a purchase is charged.
     public var introTerms: CatalogOffer? = nil
+    /// The `"999"`'s `introductoryOffer`.
+    public var introductoryOffer: JSONValue? { introTerms?.json }
     /// The win-back offers (`winbackOffers`).
     public var winBackOffers: [CatalogOffer] = []
 
@@ -157,9 +159,7 @@ public struct Catalog: Sendable {
                 locs.append((lo["locale"]?.stringValue ?? "", lo["displayName"]?.stringValue ?? "", lo["description"]?.stringValue ?? ""))
             }
         }
-        var intro: JSONValue? = nil
         let introObject = o["introductoryOffer"]?.objectValue ?? o["introductoryOffers"]?.arrayValue?.first?.objectValue
-        if let introObject { intro = offer(introObject) }
         let winBacks = (o["winbackOffers"]?.arrayValue ?? o["winBackOffers"]?.arrayValue ?? []).compactMap { v in
             v.objectValue.flatMap { CatalogOffer.read($0, kind: .winBack) }
         }
@@ -169,22 +169,12 @@ public struct Catalog: Sendable {
             id: id, kind: kind, price: price, familyShareable: o["familyShareable"]?.boolValue ?? false,
             referenceName: o["referenceName"]?.stringValue ?? id, localizations: locs,
             subscriptionPeriod: period, subscriptionGroupID: o["subscriptionGroupID"]?.stringValue,
-            groupNumber: o["groupNumber"]?.int64Value.map { Int(clamping: $0) }, introductoryOffer: intro)
+            groupNumber: o["groupNumber"]?.int64Value.map { Int(clamping: $0) })
         if kind == .autoRenewableSubscription {
             product.introTerms = introObject.flatMap { CatalogOffer.read($0, kind: .introductory) }
             product.winBackOffers = winBacks
         }
         return product
-    }
-
-    private static func offer(_ o: [String: JSONValue]) -> JSONValue {
-        var out: [String: JSONValue] = [
-            "paymentMode": .string(o["paymentMode"]?.stringValue ?? "free"),
-            "period": .string(o["subscriptionPeriod"]?.stringValue ?? ""),
-            "periods": .number(String(o["numberOfPeriods"]?.int64Value ?? 1)),
-        ]
-        if let p = o["displayPrice"]?.stringValue, let n = Price.normalize(p) { out["price"] = .string(n) } else { out["price"] = .string("0") }
-        return .object(out)
     }
 
     /// Title and description in `locale`, then its language, then the first one.

@@ -119,6 +119,34 @@ struct OffersTests {
         b.close()
     }
 
+    @Test("the offer the \"999\" lists is the one a purchase is charged: a free trial lists price 0 (not its displayPrice); a trial whose period is no ISO 8601 duration is neither listed nor applied (the catalog is read once)")
+    func listedIsCharged() throws {
+        let intro = { (ms: [JSONValue]) -> JSONValue? in
+            Self.items(ms, "999").last?["items"]?.arrayValue?.first { $0["id"]?.stringValue == "vip_monthly" }?["introductoryOffer"]
+        }
+        let free = TestEnv(catalog: try Self.catalog("""
+        "introductoryOffer" : { "displayPrice" : "0.99", "numberOfPeriods" : 500, "paymentMode" : "free", "subscriptionPeriod" : "P3D" },
+        """))
+        let b = try free.open()
+        _ = b.drain()
+        try b.c.requestProducts(["vip_monthly"])
+        #expect(intro(b.drain()) == .object(["paymentMode": .string("free"), "period": .string("P3D"), "periods": .number("120"),
+                                             "price": .string("0")]), "a free trial costs 0; periods at most 120")
+        #expect(try Self.subscribe(b)["price"]?.stringValue == "0")
+        b.close()
+
+        let bad = TestEnv(catalog: try Self.catalog("""
+        "introductoryOffer" : { "numberOfPeriods" : 1, "paymentMode" : "free", "subscriptionPeriod" : "one week" },
+        """))
+        let c = try bad.open()
+        _ = c.drain()
+        try c.c.requestProducts(["vip_monthly"])
+        #expect(intro(c.drain()) == .null, "listed before, though no purchase took it")
+        let first = try Self.subscribe(c)
+        #expect(first["price"]?.stringValue == "2.99" && Self.offer(first) == .null)
+        c.close()
+    }
+
     @Test("win-back: none while subscribed; once lapsed the \"999\" lists the catalog's win-back offer; iap_buy_offer buys it (its price, offer winBack); taken, it is listed no more and cannot be bought again; an unknown offer is a \"7\" result 5, nothing charged")
     func winBack() throws {
         let env = TestEnv(catalog: try Self.catalog(Self.winBack))
