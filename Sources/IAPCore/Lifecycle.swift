@@ -5,8 +5,8 @@ import CIAPSupport
 /// closed on its own goes from open to closed); asking for a state reached
 /// or passed already changes nothing (a second close), so nothing goes back.
 ///
-/// A bridge (`BridgeLifecycle`, one per bridge, shared by its Coordinator
-/// and its MessageQueue):
+/// A bridge (`BridgeLifecycle`, one per bridge, held by its MessageQueue
+/// and read by its Coordinator):
 /// - open → closing: `Coordinator.close` (or `crashForTesting`), under the
 ///   Coordinator's `gate`. From then on every game-facing call answers
 ///   `.closed`; jobs already posted still run, so close waits for them.
@@ -18,6 +18,12 @@ import CIAPSupport
 /// A thread (`SDKThread.state`, under its monitor):
 /// - open → closing: `stop`. Posts are refused; what was accepted runs.
 /// - closing → closed: the thread, after its last job, just before it ends.
+///
+/// Not lifecycle, and kept apart: `MessageQueue.deliveryScheduled` (a drain
+/// job is posted), and a store's own `stopped` (`Store.stop` ran: its tasks
+/// and sink are gone). A store is stopped once, by the close job after the
+/// bridge is closed, and is used without a bridge too (the store contract
+/// tests), so its flag guards its own state under its own lock.
 public enum Lifecycle: Int64, Sendable, Comparable {
     case open = 0
     case closing = 1

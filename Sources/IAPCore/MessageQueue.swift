@@ -50,17 +50,14 @@ public final class MessageQueue: @unchecked Sendable {
     /// A drain job is posted and has not yet found the queue empty: the
     /// pushes in between post nothing more.
     private var deliveryScheduled = false
-    /// The bridge's lifecycle: once closed the queue takes and hands out
-    /// nothing (`close` makes it closed, or the bridge's close job before it).
-    public let lifecycle: BridgeLifecycle
+    /// The bridge's one lifecycle state, held here (one queue per bridge)
+    /// and read by its Coordinator too. Once closed the queue takes and hands
+    /// out nothing: `close` makes it closed, or the bridge's close job before it.
+    public let lifecycle = BridgeLifecycle()
     private var closed: Bool { lifecycle.isClosed }
 
-    /// `lifecycle`: the bridge's (Coordinator.open passes it); a queue of its
-    /// own otherwise.
-    public init(counter: UnsafeMutablePointer<Int64>? = nil, rendersJSON: Bool = true,
-                lifecycle: BridgeLifecycle = BridgeLifecycle()) {
+    public init(counter: UnsafeMutablePointer<Int64>? = nil, rendersJSON: Bool = true) {
         self.rendersJSON = rendersJSON
-        self.lifecycle = lifecycle
         if let counter {
             pendingCount = counter
             ownsCount = false
