@@ -35,7 +35,14 @@ public final class Coordinator: @unchecked Sendable {
     // MARK: Game-facing state, under `gate` (short, never across I/O)
 
     private let gate = Lock()
-    private var closing = false
+    /// The bridge's one lifecycle state, shared with `queue` (Lifecycle.swift
+    /// says who moves it). Game-facing calls refuse once it is not open: it
+    /// leaves open under `gate`, so a job posted under `gate` is ahead of the
+    /// close. Jobs do nothing once it is closed (set by `shutDown`, on the
+    /// executor).
+    private var lifecycle: BridgeLifecycle { queue.lifecycle }
+    private var closing: Bool { !lifecycle.isOpen }
+    private var closed: Bool { lifecycle.isClosed }
     /// The keys of the game's purchases: taken here, learnt by the SDK thread.
     private let keys: KeyAllocator
     /// Requests the game made (products, restore, status, app transaction):
@@ -45,7 +52,6 @@ public final class Coordinator: @unchecked Sendable {
     // MARK: Executor-owned state (touched only by jobs on `executor`)
 
     private let outbox: Outbox
-    private var closed = false
     private var commitScheduled = false
     private let dirLockFD: Int32
     /// Store events whose result could not be stored (a failed write or
@@ -281,7 +287,7 @@ public final class Coordinator: @unchecked Sendable {
     @discardableResult
     public func flush() -> IAPError? {
         let closedError = IAPError(.closed, "the bridge is closed")
-        if gate.withLock({ closing }) { return closedError }
+        if closing { return closedError }
         let box = Locked<IAPError?>(closedError)
         executor.runWhenIdleAndWait { [self] in
             guard !closed else { return }
@@ -301,11 +307,7 @@ public final class Coordinator: @unchecked Sendable {
     /// unconfirmed: its result is delivered again at the next open).
     @discardableResult
     public func close() -> IAPError? {
-        let first: Bool = gate.withLock {
-            let was = !closing
-            closing = true
-            return was
-        }
+        let first: Bool = gate.withLock { lifecycle.advance(to: .closing) }
         guard first else { return nil }
         let box = Locked<IAPError?>(nil)
         executor.runWhenIdleAndWait { [self] in
@@ -316,7 +318,7 @@ public final class Coordinator: @unchecked Sendable {
         return box.withLock { $0 }
     }
 
-    public var isClosed: Bool { gate.withLock { closing } }
+    public var isClosed: Bool { closing }
 
     /// Test and benchmark introspection (waits for the SDK thread).
     public var liveRecordCount: Int { onExecutor { $0.outbox.liveCount } }
@@ -450,9 +452,10 @@ public final class Coordinator: @unchecked Sendable {
 
     private func shutDown() -> IAPError? {
         guard !closed else { return nil }
+        assert(lifecycle.current == .closing, "close leaves open before its job runs")
         let failure = commitNow()
         if failure == nil { compact() }
-        closed = true
+        lifecycle.advance(to: .closed)
         store.stop()
         outbox.close()
         POSIX.unlockDirectory(dirLockFD)
@@ -465,10 +468,9 @@ public final class Coordinator: @unchecked Sendable {
     /// With a `ManualExecutor`, kill it first (jobs not run die with the
     /// process); with the SDK thread, the job under way ends first.
     @_spi(Testing) public func crashForTesting() {
-        gate.withLock { closing = true }
+        gate.withLock { _ = lifecycle.advance(to: .closing) }
         let die: @Sendable () -> Void = { [self] in
-            guard !closed else { return }
-            closed = true
+            guard lifecycle.advance(to: .closed) else { return }
             store.stop()
             outbox.close()
             POSIX.unlockDirectory(dirLockFD)

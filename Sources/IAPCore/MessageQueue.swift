@@ -41,10 +41,20 @@ public final class MessageQueue: @unchecked Sendable {
     private let ownsCount: Bool
 
     private var listener: Listener?
-    /// Runs the listener: a thread of the SDK's own (see DeliveryThread for why).
-    private let delivery = DeliveryThread()
+    /// Runs the listener: a thread of the SDK's own (see SDKThread for why
+    /// not libdispatch), to which a push posts `drainJob`.
+    private let delivery = SDKThread(role: "SDK's callback thread")
+    /// The one job the delivery thread runs, made once: a push allocates no
+    /// closure. Set at the end of init.
+    private var drainJob: (@Sendable () -> Void)?
+    /// A drain job is posted and has not yet found the queue empty: the
+    /// pushes in between post nothing more.
     private var deliveryScheduled = false
-    private var closed = false
+    /// The bridge's one lifecycle state, held here (one queue per bridge)
+    /// and read by its Coordinator too. Once closed the queue takes and hands
+    /// out nothing: `close` makes it closed, or the bridge's close job before it.
+    public let lifecycle = BridgeLifecycle()
+    private var closed: Bool { lifecycle.isClosed }
 
     public init(counter: UnsafeMutablePointer<Int64>? = nil, rendersJSON: Bool = true) {
         self.rendersJSON = rendersJSON
@@ -56,15 +66,13 @@ public final class MessageQueue: @unchecked Sendable {
             ownsCount = true
         }
         iapc_atomic_store_i64(pendingCount, 0)
-        delivery.setWork { [weak self] in self?.drain() }
+        drainJob = { [weak self] in self?.drain() }
     }
 
     /// Starts the callback thread; `iap_open` calls it, so no later call
     /// needs a thread the system may refuse (C8).
     public func startDelivery() throws(IAPError) {
-        guard delivery.start() else {
-            throw IAPError(.resource, "cannot start the SDK's callback thread; close other bridges or free threads and try again")
-        }
+        try delivery.start()
     }
 
     deinit {
@@ -196,9 +204,9 @@ public final class MessageQueue: @unchecked Sendable {
     }
 
     private func scheduleDeliveryLocked() {
-        guard listener != nil, !deliveryScheduled, !closed, head < items.count else { return }
-        // If no thread could be started, the next push or setListener retries.
-        deliveryScheduled = delivery.wake()
+        guard listener != nil, !deliveryScheduled, !closed, head < items.count, let job = drainJob else { return }
+        // Refused only once the thread has stopped (the queue is closed then).
+        deliveryScheduled = delivery.post(job)
     }
 
     private func drain() {
@@ -224,8 +232,8 @@ public final class MessageQueue: @unchecked Sendable {
     /// progress, unless called from the delivery thread itself (a callback
     /// closing its bridge).
     public func close(fromDeliveryThread: Bool) {
+        lifecycle.advance(to: .closed)
         lock.withLock {
-            closed = true
             listener = nil
             wakeup = nil
             // Undelivered messages are dropped from memory (results stay in the

@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// The SDK's mutex (`Lock`) with a condition variable: what the SDK's own threads
-/// (SDKThread, DeliveryThread) and one-time events (OneShot) wait on. Plain
+/// (SDKThread) and one-time events (OneShot) wait on. Plain
 /// pthreads, never libdispatch (docs/CONTRACT.md, C8). Timed waits use the
 /// monotonic clock where the platform lets the condition choose its clock.
 final class Monitor: @unchecked Sendable {

@@ -6,9 +6,11 @@ import Musl
 import Darwin
 #endif
 
-/// A bridge's own thread: the one owner of its delivery state (C10). Jobs run
-/// one at a time in the order posted; timers run when due; `whenIdle` jobs run
-/// when no posted job waits.
+/// The SDK's one thread class. A bridge has two: its SDK thread, the one
+/// owner of its delivery state (C10), and its delivery thread, which runs the
+/// game's callback (MessageQueue posts its drain job here). Jobs run one at a
+/// time in the order posted; timers run when due; `whenIdle` jobs run when no
+/// posted job waits.
 ///
 /// A pthread created in `start` (called by `iap_open`, where failure can be
 /// reported) and joined in `stop` (called by `iap_close`), so nothing of the
@@ -16,6 +18,13 @@ import Darwin
 /// (C8). Not libdispatch: its worker threads outlive every bridge and crash
 /// the host after `dlclose`, and it traps when it cannot get a descriptor or
 /// a thread.
+///
+/// No signal is blocked on it. libdispatch worker threads block every
+/// signal; a managed runtime that suspends threads with signals (Mono on
+/// Linux: its garbage collector and its shutdown use SIGPWR/SIGXCPU)
+/// attaches the thread on the first callback and then waits forever for it
+/// to acknowledge a suspend: the game freezes at its first GC. A thread
+/// with an ordinary signal mask behaves like any other thread of the game.
 public final class SDKThread: Executor, @unchecked Sendable {
     private let monitor = Monitor()
     private var jobs: [@Sendable () -> Void] = []
@@ -23,16 +32,21 @@ public final class SDKThread: Executor, @unchecked Sendable {
     private var idleJobs: [@Sendable () -> Void] = []
     private var idleHead = 0
     private var timers = TimerHeap<@Sendable () -> Void>()
-    private var stopping = false
+    /// open → closing (`stop`: posts refused) → closed (the thread ended).
+    private var state = Lifecycle.open
     private var thread: pthread_t?
+    /// What the thread is for, in the error `start` throws.
+    private let role: String
 
-    public init() {}
+    public init(role: String = "SDK's thread") { self.role = role }
 
     /// Starts the thread. Throws `.resource` when the system has none to give.
+    /// Once only: after the first start, or after `stop`, it does nothing.
     public func start() throws(IAPError) {
+        guard locked({ state == .open && thread == nil }) else { return }
         var failure: Int32 = 0
         guard let t = Monitor.spawn({ [self] in run() }, failure: &failure) else {
-            throw IAPError(.resource, "cannot start the SDK's thread (\(String(cString: strerror(failure)))); close other bridges or free threads and try again")
+            throw IAPError(.resource, "cannot start the \(role) (\(String(cString: strerror(failure)))); close other bridges or free threads and try again")
         }
         locked { thread = t }
     }
@@ -43,7 +57,7 @@ public final class SDKThread: Executor, @unchecked Sendable {
     @discardableResult
     public func post(_ job: @escaping @Sendable () -> Void) -> Bool {
         let accepted: Bool = locked {
-            guard !stopping else { return false }
+            guard state == .open else { return false }
             jobs.append(job)
             return true
         }
@@ -58,7 +72,7 @@ public final class SDKThread: Executor, @unchecked Sendable {
     public func schedule(afterMs ms: Int64, _ job: @escaping @Sendable () -> Void) -> Bool {
         let due = SDKThread.nowMs() + max(0, ms)
         return locked {
-            guard !stopping else { return false }
+            guard state == .open else { return false }
             timers.insert(due: due, job)
             monitor.signal()
             return true
@@ -68,12 +82,15 @@ public final class SDKThread: Executor, @unchecked Sendable {
     @discardableResult
     public func whenIdle(_ job: @escaping @Sendable () -> Void) -> Bool {
         locked {
-            guard !stopping else { return false }
+            guard state == .open else { return false }
             idleJobs.append(job)
             monitor.signal()
             return true
         }
     }
+
+    /// Where the thread is: open until `stop`, closed once it has ended.
+    public var lifecycle: Lifecycle { locked { state } }
 
     public var isCurrent: Bool {
         locked { thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
@@ -81,11 +98,12 @@ public final class SDKThread: Executor, @unchecked Sendable {
 
     /// Ends the thread after the job under way and the jobs already posted
     /// (timers not due are dropped); later posts are refused. Waits for the
-    /// thread unless called on it.
+    /// thread unless called on it (a job stopping its own thread, such as a
+    /// callback closing its own bridge: the thread is detached and ends after
+    /// that job).
     public func stop() {
         let toJoin: pthread_t? = locked {
-            let first = !stopping
-            stopping = true
+            let first = state.advance(to: .closing)
             monitor.signal()
             return first ? thread : nil
         }
@@ -93,10 +111,15 @@ public final class SDKThread: Executor, @unchecked Sendable {
     }
 
     private func run() {
+        // Inherited from whichever thread started us (possibly a libdispatch
+        // worker): cleared, see the type's comment.
+        var none = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, nil)
         while true {
             let next: (@Sendable () -> Void)? = locked {
                 while true {
-                    if stopping { return nil }
+                    if state != .open { return nil }
                     if jobsHead < jobs.count {
                         let j = jobs[jobsHead]
                         jobsHead += 1
@@ -131,6 +154,10 @@ public final class SDKThread: Executor, @unchecked Sendable {
                     return d
                 }
                 for j in left { j() }
+                locked {
+                    assert(state == .closing, "only stop ends the thread")
+                    state.advance(to: .closed)
+                }
                 return
             }
             next()

@@ -1,5 +1,5 @@
 /* CIAPSupport: the few helpers IAPBridge's Swift code needs that are best
- * written in C: lock-free loads/stores for the per-frame poll path, CRC32C
+ * written in C: lock-free loads/stores for the per-frame poll path and a bridge's lifecycle, CRC32C
  * for outbox records, and the per-thread last-error message. Internal to the
  * SDK; not part of the public header include/iap_bridge.h. */
 #ifndef CIAPSUPPORT_H
@@ -10,6 +10,10 @@
 static inline int64_t iapc_atomic_load_i64(const int64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void iapc_atomic_store_i64(int64_t *p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline int64_t iapc_atomic_add_i64(int64_t *p, int64_t v) { return __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL); }
+/* Stores `desired` when *p == *expected and returns 1; otherwise loads *p into *expected and returns 0. */
+static inline int iapc_atomic_cas_i64(int64_t *p, int64_t *expected, int64_t desired) {
+    return __atomic_compare_exchange_n(p, expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
 
 /* The bridge registry's table (IAPBridge's Registry.swift): two int64 per
  * slot, the live handle's value and its queued-message count, read lock-free
