@@ -59,6 +59,7 @@ extension Coordinator {
 
     /// On the SDK thread: the answers to the requests above.
     func handleRequestAnswer(_ event: StoreEvent) {
+        assertOwner()
         switch event {
         case .subscriptions(let list, let invalid, let reason):
             queue.push(BridgeMessage.subscriptions(list, invalid: invalid, reason: reason))

@@ -34,45 +34,45 @@ public final class Coordinator: @unchecked Sendable {
 
     // MARK: Game-facing state, under `gate` (short, never across I/O)
 
-    private let gate = Lock()
+    let gate = Lock()
     /// The bridge's one lifecycle state, shared with `queue` (Lifecycle.swift
     /// says who moves it). Game-facing calls refuse once it is not open: it
     /// leaves open under `gate`, so a job posted under `gate` is ahead of the
     /// close. Jobs do nothing once it is closed (set by `shutDown`, on the
     /// executor).
-    private var lifecycle: BridgeLifecycle { queue.lifecycle }
-    private var closing: Bool { !lifecycle.isOpen }
-    private var closed: Bool { lifecycle.isClosed }
+    var lifecycle: BridgeLifecycle { queue.lifecycle }
+    var closing: Bool { !lifecycle.isOpen }
+    var closed: Bool { lifecycle.isClosed }
     /// The keys of the game's purchases: taken here, learnt by the SDK thread.
-    private let keys: KeyAllocator
+    let keys: KeyAllocator
     /// Requests the game made (products, restore, status, app transaction):
     /// bounded by rate and by unpolled answers (RequestBudget).
-    private var requests = RequestBudget()
+    var requests = RequestBudget()
 
     // MARK: Executor-owned state (touched only by jobs on `executor`)
 
-    private let outbox: Outbox
-    private var commitScheduled = false
+    let outbox: Outbox
+    var commitScheduled = false
     private let dirLockFD: Int32
     /// Store events whose result could not be stored (a failed write or
     /// sync): handled again, on a fresh file, once the disk recovers (C12),
     /// with a back-off; `storeFailed` says the event under way failed.
-    private var retryEvents: [StoreEvent] = []
-    private var retryDelayMs: Int64 = 0
-    private var storeFailed = false
-    private var retrying = false
+    var retryEvents: [StoreEvent] = []
+    var retryDelayMs: Int64 = 0
+    var storeFailed = false
+    var retrying = false
     /// C11: purchase records found at open, held until the store says which
     /// transactions it still lists as unfinished (`.unfinished`); only those
     /// are delivered, rebuilt from the store's own facts where it reported
     /// the transaction. Nil once resolved.
-    private var heldAtOpen: [OutboxRecord]? = nil
+    var heldAtOpen: [OutboxRecord]? = nil
     /// Transactions the store reported at start, for rebuilding held records.
-    private var reportedAtStart: [String: StoreTransaction] = [:]
-    private var heldTransactions = Set<String>()
+    var reportedAtStart: [String: StoreTransaction] = [:]
+    var heldTransactions = Set<String>()
     /// "Already owned" answers whose transaction is finished: they wait for
     /// the store's entitlements at open to vouch for them.
-    private var heldOwned: [(record: OutboxRecord, stored: StoredPurchase)] = []
-    private var deliveredAtStart = Set<String>()
+    var heldOwned: [(record: OutboxRecord, stored: StoredPurchase)] = []
+    var deliveredAtStart = Set<String>()
 
     /// The file of version 1.0 that held its SDK key reservation; read as a floor.
     public static let keyReservationFile = "sdk-keys"
@@ -180,107 +180,6 @@ public final class Coordinator: @unchecked Sendable {
 
     // MARK: Game-facing operations (no I/O, C10)
 
-    public static func validateProductID(_ id: String) throws(IAPError) {
-        guard !id.isEmpty else { throw IAPError(.invalidArgument, "product ID is empty") }
-        guard id.utf8.count <= 256 else { throw IAPError(.invalidArgument, "product ID is longer than 256 bytes") }
-    }
-
-    /// An identifier the store gave the game (a win-back offer's, a
-    /// subscription group's): 1 to 255 bytes, no control characters.
-    /// `what` opens the message ("offer_id must be ...").
-    static func checkStoreID(_ id: String, _ what: String) throws(IAPError) {
-        guard !id.isEmpty, id.utf8.count <= 255, !id.utf8.contains(where: { $0 < 0x20 }) else {
-            throw IAPError(.invalidArgument, "\(what) (1 to 255 bytes, no control characters), got \"\(id.prefix(40))\"")
-        }
-    }
-
-    /// A request's product IDs: at most 1000, each valid.
-    static func validateProductIDs(_ ids: [String]) throws(IAPError) {
-        guard ids.count <= 1000 else { throw IAPError(.invalidArgument, "at most 1000 product IDs per request, got \(ids.count)") }
-        for id in ids { try validateProductID(id) }
-    }
-
-    public func requestProducts(_ ids: [String]) throws(IAPError) {
-        try Coordinator.validateProductIDs(ids)
-        try postRequestJob { [self] in store.requestProducts(ids) }
-    }
-
-    public func restore() throws(IAPError) {
-        try postRequestJob { [self] in store.restore() }
-    }
-
-    /// Starts a purchase keyed by `clickMs` (or by an SDK key, `max(now,
-    /// last key + 1)`, when `clickMs <= 0` or is at or below a key handed
-    /// out before: C7); returns the key. The purchase itself starts on the SDK thread; its
-    /// result arrives as a `"7"`.
-    /// `winBackOfferID`: buy with this win-back offer (one from the `"999"`'s
-    /// `winBackOffers`); one unit only.
-    public func buy(productID: String, clickMs: Int64, quantity: Int = 1, winBackOfferID: String? = nil) throws(IAPError) -> Int64 {
-        try Coordinator.validateProductID(productID)
-        guard (1...10).contains(quantity) else {
-            throw IAPError(.invalidArgument, "quantity must be 1 to 10 (the App Store's limit), got \(quantity)")
-        }
-        if let offer = winBackOfferID {
-            try Coordinator.checkStoreID(offer, "offer_id must be a win-back offer ID from the \"999\"'s winBackOffers")
-            guard quantity == 1 else { throw IAPError(.invalidArgument, "a win-back offer buys one unit, got quantity \(quantity)") }
-        }
-        guard clickMs < Outbox.clickLimit else {
-            throw IAPError(.invalidArgument, "click_ms \(clickMs) is not a time in milliseconds: a click must be below 2^61 (\(Outbox.clickLimit)); pass 0 to let the SDK pick the key")
-        }
-        try store.validatePurchase(productID: productID, quantity: quantity)
-        return try gate.withLock { () throws(IAPError) -> Int64 in
-            guard !closing else { throw IAPError(.closed, "the bridge is closed") }
-            // Posted under `gate`: a close that follows sees this purchase
-            // ahead of it. Posting takes the executor's queue lock only.
-            return try keys.take(clickMs: clickMs, nowMs: POSIX.nowMs()) { key in
-                executor.post { [self] in
-                    startPurchase(key: key, productID: productID, quantity: quantity, winBackOfferID: winBackOfferID)
-                }
-            }
-        }
-    }
-
-    /// The game granted (or handled) the result with this key and saved. The
-    /// record is dropped and, once the confirm is durable, the store
-    /// transaction finished (C3). Takes the key's one result, and only after
-    /// the game was shown it in this session (C9).
-    public func confirm(key: Int64) throws(IAPError) {
-        try gate.withLock { () throws(IAPError) in
-            guard !closing else { throw IAPError(.closed, "the bridge is closed") }
-            switch queue.takeShown(key) {
-            case .taken:
-                guard executor.post({ [self] in confirmJob(key: key) }) else {
-                    queue.untake(key)
-                    throw IAPError(.closed, "the bridge is closed")
-                }
-            case .notShown:
-                throw IAPError(.notDelivered, "the result with key \(key) has not been delivered to the game yet; confirm it after handling its message")
-            case .unknown:
-                if keys.isAwaiting(key) {
-                    throw IAPError(.notDelivered, "the purchase with key \(key) has no result yet; confirm it after handling its \"7\" message")
-                }
-                throw IAPError(.unknownKey, "no unconfirmed result has key \(key) (already confirmed, or never issued)")
-            }
-        }
-    }
-
-    /// Runs a simulator command on the SDK thread and waits until what it
-    /// made the store report has been handled.
-    public func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue {
-        let box = Locked<Result<JSONValue, IAPError>>(.failure(IAPError(.closed, "the bridge is closed")))
-        try gate.withLock { () throws(IAPError) in
-            guard !closing else { throw IAPError(.closed, "the bridge is closed") }
-        }
-        executor.runAndWait { [self] in
-            guard !closed else { return }
-            let r: Result<JSONValue, IAPError>
-            do throws(IAPError) { r = .success(try store.simulate(command)) } catch { r = .failure(error) }
-            box.withLock { $0 = r }
-        }
-        executor.runWhenIdleAndWait {}
-        return try box.withLock { $0 }.get()
-    }
-
     /// Waits until everything posted before has been handled and every
     /// confirm so far is durable and its transaction finished. Returns the
     /// failure when a confirm could not be made durable, or the bridge is closed.
@@ -320,6 +219,15 @@ public final class Coordinator: @unchecked Sendable {
 
     public var isClosed: Bool { closing }
 
+    /// The delivery state (the outbox, what was stored, what awaits a
+    /// commit, the held records of C11) has one owner, the SDK thread: every
+    /// job that reads or changes it starts with this (debug builds; the
+    /// game's thread reaches it only by posting a job, C10).
+    @inline(__always)
+    func assertOwner(_ function: StaticString = #function) {
+        assert(executor.isCurrent, "C10: \(function) touched the delivery state off the SDK thread")
+    }
+
     /// Test and benchmark introspection (waits for the SDK thread).
     public var liveRecordCount: Int { onExecutor { $0.outbox.liveCount } }
     public var tombstoneCount: Int { onExecutor { $0.outbox.tombstoneCount } }
@@ -335,122 +243,14 @@ public final class Coordinator: @unchecked Sendable {
         return box.withLock { $0 }!
     }
 
-    /// `postGameJob` for a request: refused with `.busy` past RequestBudget.
-    func postRequestJob(_ job: @escaping @Sendable () -> Void) throws(IAPError) {
-        try gate.withLock { () throws(IAPError) in
-            guard !closing else { throw IAPError(.closed, "the bridge is closed") }
-            try requests.take(nowMs: Int64(POSIX.monotonicNs() / 1_000_000), queuedAnswers: queue.answersQueued)
-            guard executor.post({ [self] in if !closed { job() } }) else { throw IAPError(.closed, "the bridge is closed") }
-        }
-    }
-
-    func postGameJob(_ job: @escaping @Sendable () -> Void) throws(IAPError) {
-        try gate.withLock { () throws(IAPError) in
-            guard !closing else { throw IAPError(.closed, "the bridge is closed") }
-            guard executor.post({ [self] in if !closed { job() } }) else { throw IAPError(.closed, "the bridge is closed") }
-        }
-    }
-
     private static func readLegacyKeyMark(_ dir: String) -> Int64 {
         guard let bytes = try? POSIX.readFile(dir + "/" + keyReservationFile, limit: 64),
               let n = Int64(String(decoding: bytes, as: UTF8.self)), n > 0, n < 1 << 62 else { return 0 }
         return n
     }
 
-    // MARK: Jobs on the SDK thread
-
-    private func startPurchase(key: Int64, productID: String, quantity: Int, winBackOfferID: String?) {
-        guard !closed else { return }
-        do throws(IAPError) {
-            // C5, C7: the key is written before anything can answer it, and
-            // is durable with (at the latest) the answer's own record.
-            try outbox.addIntent(key: key, productID: productID, atMs: POSIX.nowMs())
-        } catch {
-            keys.abandoned(key)
-            queue.push(BridgeMessage.error(op: "buy", code: error.code,
-                                      message: "the purchase was not started (nothing was charged): \(error.message)",
-                                      key: key, productID: productID))
-            return
-        }
-        do throws(IAPError) {
-            let token = PurchaseToken(key: key, install: install)
-            if let winBackOfferID {
-                try store.purchase(productID: productID, key: key, token: token, winBackOfferID: winBackOfferID)
-            } else {
-                try store.purchase(productID: productID, key: key, token: token, quantity: quantity)
-            }
-        } catch {
-            let failure: PurchaseFailure = switch error.code {
-            case .unknownProduct: .productUnavailable
-            case .notSupported: .notAllowed
-            default: .unknown
-            }
-            handleFailure(key: key, productID: productID, failure: failure, detail: error.message)
-        }
-    }
-
-    private func confirmJob(key: Int64) {
-        guard !closed else { return }
-        let ids = outbox.recordIDs(withKey: key)
-        assert(ids.count == 1, "C9: key \(key) has \(ids.count) live results")
-        guard let id = ids.first else { return }
-        outbox.confirm([id])
-        scheduleCommit()
-    }
-
-    /// How long a commit waits after the confirm that asked for it, so that
-    /// the confirms of one frame (a restore can bring hundreds) share one
-    /// sync. Only durability waits (and the finish after it); iap_flush
-    /// commits at once.
-    static let commitWindowMs: Int64 = 4
-
-    private func scheduleCommit() {
-        guard !commitScheduled else { return }
-        commitScheduled = true
-        executor.schedule(afterMs: Coordinator.commitWindowMs) { [weak self] in
-            guard let self, !self.closed else { return }
-            _ = self.commitNow()
-        }
-    }
-
-    /// One group commit: confirms written and synced, then their
-    /// transactions finished (C3). Returns the failure, also reported as an
-    /// `"error"` message; the confirms stay pending and are retried.
-    @discardableResult
-    private func commitNow() -> IAPError? {
-        commitScheduled = false
-        let toFinish: [String]
-        do throws(IAPError) { toFinish = try outbox.flushConfirms() } catch {
-            queue.push(BridgeMessage.error(op: "confirm", code: error.code,
-                                      message: "a confirm could not be made durable; its result stays unconfirmed and its transaction unfinished: \(error.message)"))
-            return error
-        }
-        // An unverified result is confirmed but never finished (C6): StoreKit
-        // keeps it and re-checks it, and a transient verification failure
-        // must not lose a paid purchase.
-        let finishable = toFinish.filter { !Coordinator.isUnverifiedTag($0) }
-        if !finishable.isEmpty {
-            FaultPoint.beforeFinish.reach()
-            store.finish(transactionIDs: finishable)
-            FaultPoint.afterFinish.reach()
-        }
-        if outbox.isCompactionWorthwhile {
-            executor.post { [weak self] in
-                guard let self, !self.closed else { return }
-                self.compact()
-            }
-        }
-        return nil
-    }
-
-    private func compact() {
-        do throws(IAPError) { try outbox.compactIfWorthwhile() } catch {
-            queue.push(BridgeMessage.error(op: "outbox", code: error.code,
-                                      message: "compacting the outbox failed; nothing was lost, it is retried later: \(error.message)"))
-        }
-    }
-
     private func shutDown() -> IAPError? {
+        assertOwner()
         guard !closed else { return nil }
         assert(lifecycle.current == .closing, "close leaves open before its job runs")
         let failure = commitNow()
@@ -484,425 +284,4 @@ public final class Coordinator: @unchecked Sendable {
         queue.close(fromDeliveryThread: queue.isOnDeliveryThread)
     }
 
-    // MARK: Store events (on the SDK thread)
-
-    func handle(_ event: StoreEvent) {
-        guard !closed else { return }
-        storeFailed = false
-        dispatch(event)
-        if storeFailed {
-            retryEvents.append(event)
-            scheduleRetry()
-        }
-    }
-
-    private func scheduleRetry() {
-        guard retryDelayMs == 0 else { return }
-        retryDelayMs = 100
-        executor.schedule(afterMs: retryDelayMs) { [weak self] in self?.retryStores() }
-    }
-
-    /// Handles again the events whose result could not be stored; backs off
-    /// (100 ms doubling to 5 s) while the disk keeps failing.
-    private func retryStores() {
-        guard !closed, !retryEvents.isEmpty else { retryDelayMs = 0; return }
-        let events = retryEvents
-        retryEvents = []
-        retrying = true
-        for e in events {
-            storeFailed = false
-            dispatch(e)
-            if storeFailed { retryEvents.append(e) }
-        }
-        retrying = false
-        if retryEvents.isEmpty {
-            retryDelayMs = 0
-        } else {
-            retryDelayMs = min(retryDelayMs * 2, 5_000)
-            executor.schedule(afterMs: retryDelayMs) { [weak self] in self?.retryStores() }
-        }
-    }
-
-    private func dispatch(_ event: StoreEvent) {
-        // The store answered a purchase of this session: it no longer counts
-        // against the in-flight bound (a "pending" is an answer too).
-        switch event {
-        case .transaction(_, .purchase(let k)), .purchaseFailed(let k, _, _), .pending(let k, _, _):
-            keys.answered(k)
-        default: break
-        }
-        switch event {
-        case .transaction(let t, let arrival):
-            if t.revocationDateMs != nil { handleRevocation(t) } else { handleTransaction(t, arrival) }
-        case .purchaseFailed(let key, let productID, let failure):
-            handleFailure(key: key, productID: productID, failure: failure, detail: nil)
-        case .pending(let key, let productID, let reason):
-            // Not a result: the key keeps awaiting its one result (C9).
-            queue.push(BridgeMessage.pending(key: key, productID: productID, reason: reason))
-        case .products(let answer):
-            queue.push(BridgeMessage.products(answer))
-        case .unfinished(let ids):
-            let unfinished = Set(ids)
-            resolveHeld(unfinished: unfinished, owned: nil)
-            // Tombstones of confirmed unverified results stay while the store
-            // lists them (tested by name, without a second set of tags).
-            do throws(IAPError) {
-                try outbox.forgetFinished { unfinished.contains(Coordinator.storeTransactionID($0)) }
-            } catch {
-                queue.push(BridgeMessage.error(op: "outbox", code: error.code, message: error.message))
-            }
-        case .finished(let ids):
-            outbox.noteFinished(ids)
-        case .entitlements(let list, let reason, let storeNowMs):
-            if reason == .open { resolveHeld(unfinished: nil, owned: list) }
-            if reason == .open && !config.entitlementsAtOpen { return }
-            // `now`: the clock the list was judged by, so `expiresDate - now`
-            // is the time left as the store sees it (the simulator's clock
-            // after `advance`; the device clock on StoreKit).
-            queue.push(BridgeMessage.entitlements(list, reason: reason, nowMs: storeNowMs ?? POSIX.nowMs()))
-        case .error(let op, let message):
-            queue.push(BridgeMessage.error(op: op, code: .store, message: message))
-        case .status(let canPay, let storefront, let reason):
-            queue.push(BridgeMessage.storeStatus(canMakePayments: canPay, storefront: storefront, reason: reason))
-        case .promoted(let productID, let offer):
-            queue.push(BridgeMessage.promoted(productID: productID, offer: offer))
-        case .subscriptions, .appTransaction, .sheet, .storeMessage, .storeMessageShown:
-            handleRequestAnswer(event)
-        }
-    }
-
-    /// The key a game purchase's result is stored under: its click's key,
-    /// unless that click already had a result of its own (C9: one result per
-    /// key): a live one, or a failure the game confirmed (a store that
-    /// charged after it reported an error). Then a key of its own, with the
-    /// click named in `clickKey`. So the same transaction seen again after
-    /// its tombstone went (a late update-stream twin) comes back under the
-    /// key the game already granted and ignores, and a charge that follows a
-    /// failure comes under a key the game never granted, never as a second
-    /// result of the failed click's key.
-    ///
-    /// That key is derived from the click and the transaction (`lateKey`),
-    /// not the next fresh one: the same transaction always gets the same
-    /// key (a twin after a restart is ignored again), and at open the
-    /// key of a stored record can be checked against the store's facts
-    /// (C11). Negative, like a store key: never a key `iap_buy` hands out
-    /// (C7).
-    private func keyForGameResult(_ k: Int64, transaction txn: String?, seed: String) -> (key: Int64, clickKey: Int64?) {
-        if keys.isAwaiting(k) || !clickHasResult(k, besides: txn) {
-            keys.raise(to: k)
-            return (k, nil)
-        }
-        if let txn { return (lateKey(click: k, transaction: txn), k) }
-        return (derivedKey("c:\(k):" + seed), k)
-    }
-
-    /// True when the click with key `k` already has a result other than
-    /// transaction `txn`'s: a live record under its key (of another
-    /// transaction, or any for `txn` nil), or a failure, even confirmed.
-    private func clickHasResult(_ k: Int64, besides txn: String?) -> Bool {
-        if outbox.clickFailed(k) { return true }
-        guard let txn else { return outbox.hasLive(key: k) }
-        return outbox.records(withKey: k).contains { $0.transactionID != txn }
-    }
-
-    /// The key of transaction `txn` (an outbox transaction ID) answering
-    /// click `k` after that click had a result of its own: derived from both,
-    /// past a live record of another transaction with the same key.
-    private func lateKey(click k: Int64, transaction txn: String) -> Int64 {
-        var key = Coordinator.hashKey("c:\(k):" + txn)
-        while outbox.records(withKey: key).contains(where: { $0.transactionID != txn }) { key -= 1 }
-        return key
-    }
-
-    /// C11: the key the store's facts give a held purchase record, as
-    /// `handleTransaction` gives it to the transaction now: the click its
-    /// purchase token names (C5; whatever install made the token: the key is
-    /// the click's either way, and a token this device made before its
-    /// install identity was set aside names another install), or
-    /// the late key of that click (`keyForGameResult`), or, with no click,
-    /// the store key derived from the transaction ID. The key itself is
-    /// not evidence: a player can rewrite it (the record's checksum is
-    /// public) and have a granted purchase granted again under another key.
-    /// Nil when the facts cannot say: an "already owned" answer of
-    /// something owned carries the token of the click that bought it (and
-    /// granting an owned item again grants nothing new).
-    private func vouchedKey(_ t: StoreTransaction, record r: OutboxRecord, stored: StoredPurchase) -> (key: Int64, clickKey: Int64?)? {
-        if stored.alreadyOwned && t.kind != .consumable { return nil }
-        guard !t.isRenewal, let k = t.token?.key, k > 0 else { return (storeKey(t, flavor: .transaction), nil) }
-        if keys.isAwaiting(k) || !clickHasResult(k, besides: r.transactionID) { return (k, nil) }
-        return (lateKey(click: k, transaction: r.transactionID), k)
-    }
-
-    /// The outbox's transaction ID for an unverified result: its own
-    /// namespace, so that its tombstone neither hides the same transaction
-    /// once it verifies (delivered then as a success, once) nor lets it be
-    /// finished (C6: an unverified transaction is left unfinished).
-    static func unverifiedTag(_ id: String) -> String { "u:" + id }
-    static func isUnverifiedTag(_ id: String) -> Bool { id.hasPrefix("u:") }
-    /// The store's transaction ID of an outbox record.
-    static func storeTransactionID(_ recordTxn: String) -> String {
-        isUnverifiedTag(recordTxn) ? String(recordTxn.dropFirst(2)) : recordTxn
-    }
-
-    /// A store-initiated transaction's key: derived from its ID, so the same
-    /// transaction always gets the same key (negative: never a game's).
-    private func storeKey(_ t: StoreTransaction, flavor: TombstoneFlavor) -> Int64 {
-        // Seeded "t:<id>" or "r:<id>": keys derived by earlier versions stay the same.
-        var k = Coordinator.hashKey(TransactionTag(t.id, flavor).encoded)
-        // Probe past a live record of another transaction with the same key.
-        while outbox.records(withKey: k).contains(where: { $0.transactionID != t.id }) { k -= 1 }
-        return k
-    }
-
-    /// A negative key derived from `seed`, past any live record's.
-    private func derivedKey(_ seed: String) -> Int64 {
-        var k = Coordinator.hashKey(seed)
-        while outbox.hasLive(key: k) { k -= 1 }
-        return k
-    }
-
-    private static func hashKey(_ seed: String) -> Int64 {
-        var h: UInt64 = 0xcbf29ce484222325
-        for b in seed.utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
-        return -Int64(h & 0x3FFF_FFFF_FFFF_FFFF) - 1
-    }
-
-    /// C11: delivers the held records the store vouches for: a transaction
-    /// it lists as unfinished (`.unfinished`), or, for something owned (an
-    /// "already owned" answer, a non-consumable, a subscription), one among
-    /// the player's entitlements at open. One per
-    /// transaction for consumables (a record copied under another key is not
-    /// a second purchase); rebuilt from the store's facts. The others are
-    /// dropped, and the game is told.
-    private func resolveHeld(unfinished: Set<String>?, owned: [StoreTransaction]?) {
-        // Each record's fields are read once and travel with it.
-        var toCheck: [(record: OutboxRecord, stored: StoredPurchase)] = []
-        toCheck.reserveCapacity(heldAtOpen?.count ?? 0)
-        if let unfinished, let held = heldAtOpen {
-            heldAtOpen = nil
-            for r in held {
-                guard let stored = StoredPurchase(r) else { continue }  // never held (start)
-                if unfinished.contains(Coordinator.storeTransactionID(r.transactionID)) { toCheck.append((r, stored)); continue }
-                // Something owned (a non-consumable, a subscription) can be
-                // finished while a record of it is live: two clicks on it,
-                // the second's confirm finishing the shared transaction.
-                // The player's entitlements decide for those.
-                if stored.alreadyOwned || stored.kind != .consumable {
-                    heldOwned.append((r, stored))  // its entitlements decide
-                } else {
-                    reject(r, stored: stored, "the store does not list transaction \(r.transactionID) as unfinished (finished already, or never made): an old, copied or edited outbox record")
-                }
-            }
-        }
-        // The owned transaction that vouches for a record: its facts, like a
-        // re-delivered transaction's, decide what the game is shown (a record
-        // naming another product than the transaction it borrows is dropped).
-        var ownedFacts: [String: StoreTransaction] = [:]
-        if let owned, !heldOwned.isEmpty {
-            var byID: [String: StoreTransaction] = [:]
-            var byOriginal: [String: StoreTransaction] = [:]
-            for t in owned { byID[t.id] = t; byOriginal[t.originalID] = t }
-            for (r, stored) in heldOwned {
-                let original = stored.originalID
-                if let t = byID[r.transactionID] ?? byOriginal[r.transactionID] ?? byID[original] ?? byOriginal[original] {
-                    ownedFacts[r.transactionID] = t
-                    toCheck.append((r, stored))
-                } else {
-                    reject(r, stored: stored, "the player does not own what the record says (transaction \(r.transactionID))")
-                }
-            }
-            heldOwned = []
-        }
-        var rekeyed: [StoreTransaction] = []
-        for (r, stored) in toCheck {
-            let storedProduct = stored.productID
-            let reported = reportedAtStart[Coordinator.storeTransactionID(r.transactionID)]
-            let facts = reported ?? ownedFacts[r.transactionID]
-            // The key, like the rest, comes from the store's facts where they
-            // say it (the transaction itself, re-delivered at start).
-            let vouched = r.kind == .purchase ? reported.flatMap { vouchedKey($0, record: r, stored: stored) } : nil
-            if r.kind == .unverified, facts?.verified == true {
-                // It verifies now: its success was stored on its own (once);
-                // this result 6 has nothing left to say.
-                outbox.reject(r.id)
-                scheduleCommit()
-            } else if let t = facts, t.productID != storedProduct {
-                reject(r, stored: stored, "the record names \(storedProduct), the store's transaction \(t.productID)")
-            } else if deliveredAtStart.contains(r.transactionID)
-                        && (facts?.kind ?? stored.kind) == .consumable {
-                reject(r, stored: stored, "a second record of transaction \(r.transactionID): one purchase, one result")
-            } else if let t = reported, let v = vouched, v.key != r.key {
-                // A rewritten key would have the game grant a purchase it
-                // granted already (issue 21): dropped, and the transaction
-                // is delivered again under the key its token names (the
-                // game ignores a key it granted).
-                let from = v.clickKey.map { "derived from click \($0), which its purchase token names and which had a result before" }
-                    ?? (v.key > 0 ? "the click its purchase token names" : "derived from its transaction ID: no click of the game")
-                reject(r, stored: stored, "the record's key \(r.key) is not the key of the store's transaction \(t.id), \(v.key) (\(from)): an edited outbox record; the transaction is delivered under key \(v.key)")
-                rekeyed.append(t)
-            } else {
-                deliveredAtStart.insert(r.transactionID)
-                queue.push(rebuilt(r, stored: stored, facts: facts, clickKey: vouched.map(\.clickKey) ?? stored.clickKey),
-                           resultKey: r.key)
-            }
-        }
-        // The transactions of records dropped for their key, once no other
-        // record of theirs is delivered: handled as the store delivers them,
-        // after this job (a failed write is then retried like any result).
-        for t in rekeyed where !deliveredAtStart.contains(t.id) {
-            deliveredAtStart.insert(t.id)
-            executor.post { [weak self] in self?.handle(.transaction(t, .update)) }
-        }
-        if heldAtOpen == nil && heldOwned.isEmpty { reportedAtStart = [:]; deliveredAtStart = []; heldTransactions = [] }
-    }
-
-    private func reject(_ r: OutboxRecord, stored: StoredPurchase, _ reason: String) {
-        reject(r, productID: stored.productID, reason)
-    }
-
-    private func reject(_ r: OutboxRecord, productID: String, _ reason: String) {
-        outbox.reject(r.id)
-        queue.push(BridgeMessage.unvouched(key: r.key, productID: productID, transactionID: r.transactionID, reason: reason))
-        scheduleCommit()
-    }
-
-    /// A held record's message, from the store's facts when it reported the
-    /// transaction (price, dates, verification), with what only the SDK
-    /// knows (key, origin, alreadyOwned) from the record; `clickKey` as the
-    /// facts give it, where they do.
-    /// With no facts, the game is shown the record as the SDK stored it
-    /// (whether it verified as its record's kind says, as format 1 did).
-    private func rebuilt(_ r: OutboxRecord, stored: StoredPurchase, facts: StoreTransaction?, clickKey: Int64?) -> BridgeMessage {
-        var t = facts ?? stored.transaction
-        if facts == nil { t.verified = r.kind == .purchase }
-        return .purchase(key: r.key, transaction: t, origin: stored.origin, alreadyOwned: stored.alreadyOwned,
-                         clickKey: facts == nil ? stored.clickKey : clickKey)
-    }
-
-    /// A failure or revocation record's message, delivered at open without
-    /// asking the store (C11: they grant nothing); nil when its facts are
-    /// not what its kind says (an edited record): a failure the SDK could
-    /// store, or a revocation of the record's own transaction.
-    static func storedFailureOrRevocation(_ r: OutboxRecord) -> BridgeMessage? {
-        switch (r.kind, r.facts) {
-        case (.failure, .failure(_, let failure, _)) where failure != .interrupted:  // interrupted is "pending", never stored
-            return r.facts.message(key: r.key)
-        case (.revocation, .revocation(let t, _)) where t.id == r.transactionID:
-            return r.facts.message(key: r.key)
-        default:
-            return nil
-        }
-    }
-
-    private func handleTransaction(_ t: StoreTransaction, _ arrival: Arrival) {
-        // Kept only for the transactions of held records: the facts their
-        // messages are rebuilt from.
-        if heldAtOpen != nil || !heldOwned.isEmpty, case .update = arrival, heldTransactions.contains(t.id) { reportedAtStart[t.id] = t }
-        // Whose click this answers: the purchase call's key, or the token's
-        // (C5; a renewal carries its first purchase's token but is the store's).
-        var click: Int64? = nil
-        if case .purchase(let k) = arrival { click = k } else if !t.isRenewal, let k = t.token?.key, k > 0 { click = k }
-        // A click another install or device made (StoreKit shows the token
-        // to every device of the Apple ID; a reinstall is a new install) is
-        // not this install's: origin "store". It keeps the click's key, so a
-        // game whose save outlived the install (a cloud save) recognises a
-        // key it granted already and a re-delivery is not granted twice (C4).
-        let ours: Bool = {
-            if case .purchase = arrival { return true }
-            return t.token?.key(forInstall: install) != nil
-        }()
-        let answersClick: Bool = { if case .purchase(let k) = arrival { return keys.isAwaiting(k) } else { return false } }()
-        let owned = t.kind != .consumable
-        let recordTxn = t.verified ? t.id : Coordinator.unverifiedTag(t.id)
-        let live = outbox.liveRecords(transaction: recordTxn, flavor: .transaction)
-        if !live.isEmpty || outbox.hasTombstone(transaction: recordTxn, flavor: .transaction) {
-            // Seen before (C4): only a new click on something owned gets its
-            // own answer (the existing transaction, no new charge).
-            guard answersClick, owned, let k = click, !live.contains(where: { $0.key == k }) else {
-                // Confirmed before: make sure the store forgets it, but never
-                // before the confirm is durable (C3): a pending commit
-                // finishes it then.
-                if t.verified && live.isEmpty && !outbox.isFinishPending(transaction: t.id) { store.finish(transactionID: t.id) }
-                return
-            }
-        }
-        let key: Int64
-        var clickKey: Int64? = nil
-        let origin: PurchaseOrigin
-        if let k = click {
-            (key, clickKey) = keyForGameResult(k, transaction: recordTxn, seed: recordTxn)
-            origin = ours ? .game : .store
-        } else {
-            key = storeKey(t, flavor: .transaction)
-            origin = .store
-        }
-        let alreadyOwned = owned && (t.alreadyOwned || (answersClick && t.token?.key != click))
-        storeAndEmit(key: key, kind: t.verified ? .purchase : .unverified, txn: recordTxn,
-                     facts: .purchase(t, origin: origin, alreadyOwned: alreadyOwned, clickKey: clickKey))
-    }
-
-    private func handleRevocation(_ t: StoreTransaction) {
-        // A revocation whose signature does not verify could be forged to
-        // take a paid item away: it takes nothing (and, like every
-        // unverified transaction, is never finished: C6).
-        guard t.verified else { return }
-        guard outbox.liveRecords(transaction: t.id, flavor: .revocation).isEmpty else { return }
-        if outbox.hasTombstone(transaction: t.id, flavor: .revocation) {
-            if !outbox.isFinishPending(transaction: t.id) { store.finish(transactionID: t.id) }
-            return
-        }
-        let key = storeKey(t, flavor: .revocation)
-        let origin: PurchaseOrigin = t.token?.key(forInstall: install) != nil ? .game : .store
-        storeAndEmit(key: key, kind: .revocation, txn: t.id, facts: .revocation(t, origin: origin))
-    }
-
-    private func handleFailure(key k: Int64, productID: String, failure: PurchaseFailure, detail: String?) {
-        if failure == .interrupted {
-            // Not final (C9): the payment may still complete; the game is told
-            // it waits, and the key keeps awaiting its one result.
-            queue.push(BridgeMessage.pending(key: k, productID: productID, reason: .interrupted))
-            return
-        }
-        let (key, _) = keyForGameResult(k, transaction: nil, seed: "\(productID):\(POSIX.nowMs())")
-        let text = detail.map { "\(Coordinator.failureText(failure)) (\($0))" } ?? Coordinator.failureText(failure)
-        // The click is remembered as failed with its record (C9): a charge
-        // the store makes for it after all, even once this failure is
-        // confirmed, gets a key of its own.
-        storeAndEmit(key: key, kind: .failure, txn: "", facts: .failure(productID: productID, failure: failure, detail: text),
-                     failedClick: k)
-    }
-
-    static func failureText(_ f: PurchaseFailure) -> String {
-        switch f {
-        case .cancelled: return "the player cancelled the purchase"
-        case .declined: return "a parent declined the purchase (Ask to Buy)"
-        case .networkError: return "the store could not be reached; if the player was charged anyway, the purchase arrives later as a new \"7\" with a fresh key of its own and this key in its \"clickKey\": grant it then"
-        case .notAllowed: return "purchases are not allowed on this device or account"
-        case .productUnavailable: return "the product is not available in this storefront"
-        case .interrupted: return "the payment was interrupted; if the player completes it, its result follows"
-        case .unknown: return "the store reported an error; if the player was charged anyway, the purchase arrives later as a new \"7\" with a fresh key of its own and this key in its \"clickKey\": grant it then"
-        }
-    }
-
-    /// Writes the record durably, then makes its message visible (C2), then
-    /// the key stops awaiting. On a write failure nothing is shown; the
-    /// store still lists the transaction as unfinished, so it comes back.
-    /// The message is rendered from the facts when it is queued.
-    private func storeAndEmit(key: Int64, kind: RecordKind, txn: String, facts: ResultFacts, failedClick: Int64? = nil) {
-        assert(!outbox.hasLive(key: key), "C9: a second result under key \(key)")
-        do throws(IAPError) {
-            let r = try outbox.put(key: key, kind: kind, transactionID: txn, facts: facts, failedClick: failedClick)
-            assert(outbox.isDurable(r.id), "C2")
-            if let message = facts.message(key: key) { queue.push(message, resultKey: key) }
-            keys.resolved(key)
-        } catch {
-            storeFailed = true
-            // Said once; the retries are silent until one succeeds.
-            if !retrying {
-                queue.push(BridgeMessage.error(op: "outbox", code: error.code,
-                                          message: "a result could not be stored, so it is not delivered yet; the SDK tries again on a fresh file and delivers it once the disk works (or at the next launch): \(error.message)",
-                                          key: key, productID: facts.productID))
-            }
-        }
-    }
 }

@@ -1,0 +1,153 @@
+/// C11, at open: purchase records found in the outbox wait until the store
+/// vouches for them (an unfinished transaction, or something owned), are
+/// delivered rebuilt from the store's facts under the key those facts give,
+/// and the others are dropped and reported (`"unvouched"`).
+extension Coordinator {
+    /// C11: the key the store's facts give a held purchase record, as
+    /// `handleTransaction` gives it to the transaction now: the click its
+    /// purchase token names (C5; whatever install made the token: the key is
+    /// the click's either way, and a token this device made before its
+    /// install identity was set aside names another install), or
+    /// the late key of that click (`keyForGameResult`), or, with no click,
+    /// the store key derived from the transaction ID. The key itself is
+    /// not evidence: a player can rewrite it (the record's checksum is
+    /// public) and have a granted purchase granted again under another key.
+    /// Nil when the facts cannot say: an "already owned" answer of
+    /// something owned carries the token of the click that bought it (and
+    /// granting an owned item again grants nothing new).
+    func vouchedKey(_ t: StoreTransaction, record r: OutboxRecord, stored: StoredPurchase) -> (key: Int64, clickKey: Int64?)? {
+        assertOwner()
+        if stored.alreadyOwned && t.kind != .consumable { return nil }
+        guard !t.isRenewal, let k = t.token?.key, k > 0 else { return (storeKey(t, flavor: .transaction), nil) }
+        if keys.isAwaiting(k) || !clickHasResult(k, besides: r.transactionID) { return (k, nil) }
+        return (lateKey(click: k, transaction: r.transactionID), k)
+    }
+
+    /// C11: delivers the held records the store vouches for: a transaction
+    /// it lists as unfinished (`.unfinished`), or, for something owned (an
+    /// "already owned" answer, a non-consumable, a subscription), one among
+    /// the player's entitlements at open. One per
+    /// transaction for consumables (a record copied under another key is not
+    /// a second purchase); rebuilt from the store's facts. The others are
+    /// dropped, and the game is told.
+    func resolveHeld(unfinished: Set<String>?, owned: [StoreTransaction]?) {
+        assertOwner()
+        // Each record's fields are read once and travel with it.
+        var toCheck: [(record: OutboxRecord, stored: StoredPurchase)] = []
+        toCheck.reserveCapacity(heldAtOpen?.count ?? 0)
+        if let unfinished, let held = heldAtOpen {
+            heldAtOpen = nil
+            for r in held {
+                guard let stored = StoredPurchase(r) else { continue }  // never held (start)
+                if unfinished.contains(Coordinator.storeTransactionID(r.transactionID)) { toCheck.append((r, stored)); continue }
+                // Something owned (a non-consumable, a subscription) can be
+                // finished while a record of it is live: two clicks on it,
+                // the second's confirm finishing the shared transaction.
+                // The player's entitlements decide for those.
+                if stored.alreadyOwned || stored.kind != .consumable {
+                    heldOwned.append((r, stored))  // its entitlements decide
+                } else {
+                    reject(r, stored: stored, "the store does not list transaction \(r.transactionID) as unfinished (finished already, or never made): an old, copied or edited outbox record")
+                }
+            }
+        }
+        // The owned transaction that vouches for a record: its facts, like a
+        // re-delivered transaction's, decide what the game is shown (a record
+        // naming another product than the transaction it borrows is dropped).
+        var ownedFacts: [String: StoreTransaction] = [:]
+        if let owned, !heldOwned.isEmpty {
+            var byID: [String: StoreTransaction] = [:]
+            var byOriginal: [String: StoreTransaction] = [:]
+            for t in owned { byID[t.id] = t; byOriginal[t.originalID] = t }
+            for (r, stored) in heldOwned {
+                let original = stored.originalID
+                if let t = byID[r.transactionID] ?? byOriginal[r.transactionID] ?? byID[original] ?? byOriginal[original] {
+                    ownedFacts[r.transactionID] = t
+                    toCheck.append((r, stored))
+                } else {
+                    reject(r, stored: stored, "the player does not own what the record says (transaction \(r.transactionID))")
+                }
+            }
+            heldOwned = []
+        }
+        var rekeyed: [StoreTransaction] = []
+        for (r, stored) in toCheck {
+            let storedProduct = stored.productID
+            let reported = reportedAtStart[Coordinator.storeTransactionID(r.transactionID)]
+            let facts = reported ?? ownedFacts[r.transactionID]
+            // The key, like the rest, comes from the store's facts where they
+            // say it (the transaction itself, re-delivered at start).
+            let vouched = r.kind == .purchase ? reported.flatMap { vouchedKey($0, record: r, stored: stored) } : nil
+            if r.kind == .unverified, facts?.verified == true {
+                // It verifies now: its success was stored on its own (once);
+                // this result 6 has nothing left to say.
+                outbox.reject(r.id)
+                scheduleCommit()
+            } else if let t = facts, t.productID != storedProduct {
+                reject(r, stored: stored, "the record names \(storedProduct), the store's transaction \(t.productID)")
+            } else if deliveredAtStart.contains(r.transactionID)
+                        && (facts?.kind ?? stored.kind) == .consumable {
+                reject(r, stored: stored, "a second record of transaction \(r.transactionID): one purchase, one result")
+            } else if let t = reported, let v = vouched, v.key != r.key {
+                // A rewritten key would have the game grant a purchase it
+                // granted already (issue 21): dropped, and the transaction
+                // is delivered again under the key its token names (the
+                // game ignores a key it granted).
+                let from = v.clickKey.map { "derived from click \($0), which its purchase token names and which had a result before" }
+                    ?? (v.key > 0 ? "the click its purchase token names" : "derived from its transaction ID: no click of the game")
+                reject(r, stored: stored, "the record's key \(r.key) is not the key of the store's transaction \(t.id), \(v.key) (\(from)): an edited outbox record; the transaction is delivered under key \(v.key)")
+                rekeyed.append(t)
+            } else {
+                deliveredAtStart.insert(r.transactionID)
+                queue.push(rebuilt(r, stored: stored, facts: facts, clickKey: vouched.map(\.clickKey) ?? stored.clickKey),
+                           resultKey: r.key)
+            }
+        }
+        // The transactions of records dropped for their key, once no other
+        // record of theirs is delivered: handled as the store delivers them,
+        // after this job (a failed write is then retried like any result).
+        for t in rekeyed where !deliveredAtStart.contains(t.id) {
+            deliveredAtStart.insert(t.id)
+            executor.post { [weak self] in self?.handle(.transaction(t, .update)) }
+        }
+        if heldAtOpen == nil && heldOwned.isEmpty { reportedAtStart = [:]; deliveredAtStart = []; heldTransactions = [] }
+    }
+
+    func reject(_ r: OutboxRecord, stored: StoredPurchase, _ reason: String) {
+        reject(r, productID: stored.productID, reason)
+    }
+
+    func reject(_ r: OutboxRecord, productID: String, _ reason: String) {
+        outbox.reject(r.id)
+        queue.push(BridgeMessage.unvouched(key: r.key, productID: productID, transactionID: r.transactionID, reason: reason))
+        scheduleCommit()
+    }
+
+    /// A held record's message, from the store's facts when it reported the
+    /// transaction (price, dates, verification), with what only the SDK
+    /// knows (key, origin, alreadyOwned) from the record; `clickKey` as the
+    /// facts give it, where they do.
+    /// With no facts, the game is shown the record as the SDK stored it
+    /// (whether it verified as its record's kind says, as format 1 did).
+    func rebuilt(_ r: OutboxRecord, stored: StoredPurchase, facts: StoreTransaction?, clickKey: Int64?) -> BridgeMessage {
+        var t = facts ?? stored.transaction
+        if facts == nil { t.verified = r.kind == .purchase }
+        return .purchase(key: r.key, transaction: t, origin: stored.origin, alreadyOwned: stored.alreadyOwned,
+                         clickKey: facts == nil ? stored.clickKey : clickKey)
+    }
+
+    /// A failure or revocation record's message, delivered at open without
+    /// asking the store (C11: they grant nothing); nil when its facts are
+    /// not what its kind says (an edited record): a failure the SDK could
+    /// store, or a revocation of the record's own transaction.
+    static func storedFailureOrRevocation(_ r: OutboxRecord) -> BridgeMessage? {
+        switch (r.kind, r.facts) {
+        case (.failure, .failure(_, let failure, _)) where failure != .interrupted:  // interrupted is "pending", never stored
+            return r.facts.message(key: r.key)
+        case (.revocation, .revocation(let t, _)) where t.id == r.transactionID:
+            return r.facts.message(key: r.key)
+        default:
+            return nil
+        }
+    }
+}
