@@ -4,8 +4,8 @@
 import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
-// Test hooks (the crash campaign's fault points, a lower compaction
-// threshold) exist in debug builds only; a release build for the long
+// The crash campaign's env-driven hooks (fault points, a lower compaction
+// threshold: Sources/IAPCore/FaultPoints.swift) exist in debug builds only; a release build for the long
 // campaign adds them with -Xswiftc -DIAP_TEST_HOOKS (scripts/campaign.sh).
 let core: [SwiftSetting] = strict + [.define("IAP_TEST_HOOKS", .when(configuration: .debug))]
 
@@ -88,6 +88,9 @@ let package = Package(
         .executableTarget(
             name: "iap-hardening-driver", dependencies: ["IAPBridge"], path: "Tests/hardening-driver",
             cSettings: [.headerSearchPath("../../include"), .headerSearchPath("../../samples/c-common")]),
+        // Test-only, in no product: the simulated disk (fault plans, the
+        // power-loss journal) tests hand the outbox instead of real storage.
+        .target(name: "IAPTestSupport", dependencies: ["IAPCore"], swiftSettings: strict),
         // The bad-input matrix, the concurrency stress, JSON round trips, file-system safety.
         .testTarget(
             name: "HardeningTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge"],
@@ -103,10 +106,10 @@ let package = Package(
             swiftSettings: strict),
         // Durability: byte-damage sweep, crash-shaped contract tests (docs/DURABILITY.md).
         .testTarget(
-            name: "DurabilityTests", dependencies: ["IAPCore", "IAPSimulator"],
+            name: "DurabilityTests", dependencies: ["IAPCore", "IAPSimulator", "IAPTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "IAPCoreTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge"],
+            name: "IAPCoreTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge", "IAPTestSupport"],
             swiftSettings: strict),
         // The Swift API's example game (README "Swift games", compiled on every build).
         .executableTarget(

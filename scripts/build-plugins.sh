@@ -36,11 +36,12 @@ work=$root/.build-apple
 LD=${LD:-/usr/lib/llvm-19/bin/ld64.lld}
 binaries=("Linux/x86_64/libIAPBridge.so" "macOS/libIAPBridge.dylib" "iOS/libIAPBridgeStatic.a")
 
-# What the binaries are made from: the library sources (the stand-in is
-# test-only), the header, the build scripts, the toolchain and the SDK sets.
+# What the binaries are made from: the library sources (the stand-in and
+# IAPTestSupport are test-only), the header, the build scripts, the
+# toolchain and the SDK sets.
 inputs_hash() {
   {
-    find Sources include scripts/apple -type f ! -path 'Sources/StoreKitStandIn/*' | LC_ALL=C sort
+    find Sources include scripts/apple -type f ! -path 'Sources/StoreKitStandIn/*' ! -path 'Sources/IAPTestSupport/*' | LC_ALL=C sort
     echo Package.swift scripts/build-lib.sh scripts/build-plugins.sh scripts/check-apple.sh
   } | xargs sha256sum | sha256sum | cut -c1-64
 }

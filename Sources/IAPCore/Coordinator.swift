@@ -83,16 +83,18 @@ public final class Coordinator: @unchecked Sendable {
     /// has handled what the store reported at once. `executor`: tests pass a
     /// `ManualExecutor`; otherwise the bridge starts its own `SDKThread`.
     /// `rendersJSON`: false for the Swift API, which reads the queue's
-    /// values (`MessageQueue.popMessage`) and needs no JSON.
+    /// values (`MessageQueue.popMessage`) and needs no JSON. `storage`: where
+    /// the outbox's log lives; tests pass a simulated disk.
     public static func open(config: BridgeConfig, store: Store, counter: UnsafeMutablePointer<Int64>? = nil,
-                            executor: Executor? = nil, rendersJSON: Bool = true) throws(IAPError) -> Coordinator {
+                            executor: Executor? = nil, rendersJSON: Bool = true,
+                            storage: any LogStorage = POSIXStorage()) throws(IAPError) -> Coordinator {
         try POSIX.prepareDirectory(config.dataDir, role: "dataDir")
         let fd = try POSIX.lockDirectory(config.dataDir)
         let opened: (Outbox, Outbox.OpenReport)
         let install: InstallID.Loaded
         do throws(IAPError) {
             install = try InstallID.load(dataDir: config.dataDir)
-            opened = try Outbox.open(directory: config.dataDir)
+            opened = try Outbox.open(directory: config.dataDir, storage: storage)
         } catch {
             POSIX.unlockDirectory(fd)
             throw error

@@ -50,3 +50,19 @@ public enum FaultPoint: String, CaseIterable, Sendable {
         }
     }
 }
+
+/// The crash campaign's other knob, read from the environment for the same
+/// reason as `FaultPoint`: the campaign kills a real game process that
+/// reaches the SDK through the C ABI, so it cannot hand the bridge a test
+/// storage (tests do: IAPTestSupport's `SimulatedDisk`). Only in builds with
+/// the IAP_TEST_HOOKS flag; a release library ignores the variable.
+enum CampaignHooks {
+    /// `IAP_OUTBOX_COMPACT_BYTES` (at least 1024): a lower outbox compaction
+    /// threshold, so kills land inside compactions often. Read once.
+    static let outboxCompactThreshold: Int? = {
+        #if IAP_TEST_HOOKS
+        if let raw = getenv("IAP_OUTBOX_COMPACT_BYTES"), let n = Int(String(cString: raw)), n >= 1024 { return n }
+        #endif
+        return nil
+    }()
+}

@@ -207,7 +207,7 @@ public enum Messages {
         if let kind = r.notAFile {
             w.string("message", "the purchase outbox was \(kind), not a file: it was moved aside whole to \"copy\" and a new outbox started. Purchases the store still lists as unfinished come back from the store")
         } else if r.unreadBytes > 0 {
-            w.string("message", "the purchase outbox was larger than the \(RecordLogFile.maxFileBytes >> 20) MiB the SDK reads (damage, or a tool that wrote to it): its first \(RecordLogFile.maxFileBytes >> 20) MiB were read and every readable result in them recovered, \(r.unreadBytes) bytes after them were not read; the whole file was kept aside. Purchases the store still lists as unfinished come back from the store")
+            w.string("message", "the purchase outbox was larger than the \(POSIXLogFile.maxFileBytes >> 20) MiB the SDK reads (damage, or a tool that wrote to it): its first \(POSIXLogFile.maxFileBytes >> 20) MiB were read and every readable result in them recovered, \(r.unreadBytes) bytes after them were not read; the whole file was kept aside. Purchases the store still lists as unfinished come back from the store")
         } else {
             w.string("message", "the purchase outbox was damaged on disk; every readable result was recovered and the damaged file was kept aside")
         }

@@ -28,7 +28,7 @@ public final class Outbox {
         /// Result records whose ID was not above every ID before them: a
         /// record appended again (replayed, copied). Ignored.
         public var staleRecords = 0
-        /// Bytes past the `RecordLogFile.maxFileBytes` read of a larger file.
+        /// Bytes past the `POSIXLogFile.maxFileBytes` read of a larger file.
         public var unreadBytes = 0
         /// Results read from format version 1 records (their rendered JSON):
         /// the open rewrote the file in version 2 (unless that write failed:
@@ -44,7 +44,11 @@ public final class Outbox {
 
     public let directory: String
     public let path: String
-    private let log: RecordLogFile
+    private let log: any DurableLog
+    /// Where the log lives: its compaction threshold and, in one test, the
+    /// fresh-file rule switched off (`ensureFresh`).
+    private let storage: any LogStorage
+    private let trustsLogAfterFailedSync: Bool
 
     private var live: [UInt64: OutboxRecord] = [:]
     private var byKey: [Int64: [UInt64]] = [:]
@@ -125,17 +129,12 @@ public final class Outbox {
 
     public static let fileName = "outbox.log"
 
-    /// Size above which a log holding mostly confirmed history is compacted.
-    /// `IAP_OUTBOX_COMPACT_BYTES` lowers it in test-hook builds (the crash
-    /// campaign does, so kills land inside compactions often); read once.
-    static let compactThreshold: Int = {
-        #if IAP_TEST_HOOKS
-        if let raw = getenv("IAP_OUTBOX_COMPACT_BYTES"), let n = Int(String(cString: raw)), n >= 1024 { return n }
-        #endif
-        return 256 * 1024
-    }()
+    /// Size above which a log holding mostly confirmed history is compacted,
+    /// unless the storage says otherwise (`LogStorage.compactionThreshold`).
+    /// The crash campaign lowers it (`CampaignHooks`); read once.
+    public static let defaultCompactThreshold: Int = CampaignHooks.outboxCompactThreshold ?? 256 * 1024
 
-    public static func open(directory: String) throws(IAPError) -> (Outbox, OpenReport) {
+    public static func open(directory: String, storage: any LogStorage = POSIXStorage()) throws(IAPError) -> (Outbox, OpenReport) {
         let path = directory + "/" + fileName
         // Not a file where the outbox belongs (a tool, a backup restore, a
         // player): moved aside whole and a new outbox started, never refused
@@ -146,8 +145,8 @@ public final class Outbox {
         if let kind = POSIX.nonRegularKind(path) {
             setAside = (kind, try POSIX.setAside(path, ext: ".log"))
         }
-        let (file, scan, original) = try RecordLogFile.open(path: path)
-        let box = Outbox(directory: directory, path: path, log: file)
+        let (file, scan, original) = try storage.openLog(directory: directory, name: fileName)
+        let box = Outbox(directory: directory, path: path, log: file, storage: storage)
         var report = OpenReport()
         var decoded: [OutboxEntry] = []
         decoded.reserveCapacity(scan.records.count)
@@ -207,10 +206,12 @@ public final class Outbox {
         return (box, report)
     }
 
-    private init(directory: String, path: String, log: RecordLogFile) {
+    private init(directory: String, path: String, log: any DurableLog, storage: any LogStorage) {
         self.directory = directory
         self.path = path
         self.log = log
+        self.storage = storage
+        self.trustsLogAfterFailedSync = storage.trustsLogAfterFailedSync
     }
 
     public func close() { log.close_() }
@@ -404,17 +405,11 @@ public final class Outbox {
     /// (C12).
     public private(set) var isSuspect = false
 
-    #if IAP_TEST_HOOKS
-    nonisolated(unsafe) public static var trustFileAfterFailedSyncForTesting = false
-    #endif
-
     /// Rewrites the live state to a fresh file when the current one is suspect.
     private func ensureFresh() throws(IAPError) {
-        #if IAP_TEST_HOOKS
         // The power-loss explorer's check of itself: with the fix off, the
         // suspect file is trusted again, as 1.0 did.
-        if Outbox.trustFileAfterFailedSyncForTesting { isSuspect = false; return }
-        #endif
+        if trustsLogAfterFailedSync { isSuspect = false; return }
         guard isSuspect else { return }
         try rewriteLive()
         isSuspect = false
@@ -573,18 +568,11 @@ public final class Outbox {
         try compact()
     }
 
-    /// The compaction threshold for this outbox (tests may lower it per
-    /// directory in debug builds: IOFaults.compactionThreshold).
-    private var threshold: Int {
-        #if IAP_TEST_HOOKS
-        if let t = IOFaults.compactionThreshold(for: directory) { return t }
-        #endif
-        return Outbox.compactThreshold
-    }
-
+    /// The storage's threshold is asked last, only of a log that is mostly
+    /// history (a test may change it mid-session, so it is not cached).
     public var isCompactionWorthwhile: Bool {
-        pendingConfirmIDs.isEmpty && log.size > threshold
-            && log.size > 4 * (liveBytes + tombstones.count * 48)
+        pendingConfirmIDs.isEmpty && log.size > 4 * (liveBytes + tombstones.count * 48)
+            && log.size > storage.compactionThreshold
     }
 
     /// Atomically replaces the file with live records and tombstones only.

@@ -6,7 +6,7 @@ import IAPCore
 /// outbox. `durable: false` skips syncs (benchmarks: the store's durability
 /// is Apple's, not the SDK's).
 final class SimStateLog {
-    private let file: RecordLogFile
+    private let file: any DurableLog
     let durable: Bool
     static let fileName = "appstore.log"
 
@@ -14,8 +14,8 @@ final class SimStateLog {
     /// wrote each with JSONObjectWriter, so each is read field by field
     /// (JSONFields), not as a JSON tree (thousands are read at every open).
     /// One that is not a whole object is skipped.
-    static func open(directory: String, durable: Bool) throws(IAPError) -> (SimStateLog, [JSONFields]) {
-        let (file, scan, _) = try RecordLogFile.open(path: directory + "/" + fileName)
+    static func open(directory: String, durable: Bool, storage: any LogStorage) throws(IAPError) -> (SimStateLog, [JSONFields]) {
+        let (file, scan, _) = try storage.openLog(directory: directory, name: fileName)
         if scan.tailBytes > 0 { try file.truncate(to: scan.validEnd) }
         var events: [JSONFields] = []
         events.reserveCapacity(scan.records.count)
@@ -26,7 +26,7 @@ final class SimStateLog {
         return (SimStateLog(file: file, durable: durable), events)
     }
 
-    private init(file: RecordLogFile, durable: Bool) {
+    private init(file: any DurableLog, durable: Bool) {
         self.file = file
         self.durable = durable
     }

@@ -84,12 +84,13 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     let timeFactor: Int64
     let openRealMs: Int64
 
-    public static func open(config: BridgeConfig) throws(IAPError) -> SimulatedStore {
+    /// `storage`: where the store's log lives; tests pass a simulated disk.
+    public static func open(config: BridgeConfig, storage: any LogStorage = POSIXStorage()) throws(IAPError) -> SimulatedStore {
         let options = try SimulatorOptions.parse(config.simulator, dataDir: config.dataDir)
         let catalog = try Catalog.load(path: config.catalog ?? "")
         let fd = try prepareStateDirectory(options, dataDir: config.dataDir)
         do throws(IAPError) {
-            let (log, events) = try SimStateLog.open(directory: options.stateDir, durable: options.durable)
+            let (log, events) = try SimStateLog.open(directory: options.stateDir, durable: options.durable, storage: storage)
             let s = SimulatedStore(config: config, options: options, catalog: catalog, log: log, lockFD: fd)
             for e in events { s.replay(e) }
             s.lastEntitlementIDs = s.entitlementIDsLocked()

@@ -93,10 +93,10 @@ struct OddFilesTests {
         let s = Scratch("huge")
         mkdir(s.dataDir, 0o700)
         let fd = Glibc.open(Self.outbox(s), O_WRONLY | O_CREAT, 0o600)
-        #expect(fd >= 0 && ftruncate(fd, off_t(RecordLogFile.maxFileBytes + 1)) == 0)  // sparse: no disk used
+        #expect(fd >= 0 && ftruncate(fd, off_t(POSIXLogFile.maxFileBytes + 1)) == 0)  // sparse: no disk used
         close(fd)
         try expectOpened(s, "huge file")
-        #expect(Self.files(s, "outbox.damaged-").values.sorted() == [RecordLogFile.maxFileBytes + 1], "\(Self.files(s, "outbox"))")
+        #expect(Self.files(s, "outbox.damaged-").values.sorted() == [POSIXLogFile.maxFileBytes + 1], "\(Self.files(s, "outbox"))")
         #expect((Self.files(s, Outbox.fileName)[Outbox.fileName] ?? -1) < 4096, "the outbox is clean again: \(Self.files(s, "outbox"))")
         try expectOpened(s, "the next open")
         #expect(Self.files(s, "outbox.damaged-").count == 1, "set aside once")

@@ -1,11 +1,11 @@
 import Foundation
 import IAPCore
+import IAPTestSupport
 import Testing
 
-#if DEBUG
 /// C12 through the bridge: a failed write or sync is a failure. Faults are
-/// injected with the debug-only IOFaults hook (the outbox's own writes and
-/// syncs fail, as on a full or failing disk). The storage model and the full
+/// injected with a `SimulatedDisk` (the outbox's own writes and syncs fail,
+/// as on a full or failing disk). The storage model and the full
 /// fault sweep are docs/DURABILITY.md's.
 @Suite("Failed syncs (C12)")
 struct FailedSyncTests {
@@ -23,9 +23,11 @@ struct FailedSyncTests {
     @Test("a result whose sync failed is not shown; the game is told its key and product; it arrives in the same session once the disk works")
     func resultDeliveredAfterRecovery() throws {
         let env = TestEnv()
+        let disk = SimulatedDisk(faultyLog: Outbox.fileName)
+        env.disk = disk
         let b = try env.open()
         _ = b.drain()
-        IOFaults.inject(under: env.dataDir, .sync, count: 3)
+        disk.inject(.sync, count: 3)
         let key = try b.buy("coins_100", 0)
         let first = b.drain()
         #expect(b.results(first).isEmpty, "a result that is not durable is never shown (C2)")
@@ -41,24 +43,26 @@ struct FailedSyncTests {
         let again = try env.open()
         #expect(again.drainResults().isEmpty, "confirmed once the disk worked: not delivered again")
         again.close()
-        IOFaults.clear(under: env.dataDir)
+        disk.clear()
     }
 
     @Test("a confirm whose sync failed: iap_flush says so, nothing is finished; once the disk works the confirm lands on a fresh file")
     func confirmNotDurable() throws {
         let env = TestEnv()
+        let disk = SimulatedDisk(faultyLog: Outbox.fileName)
+        env.disk = disk
         let b = try env.open()
         _ = b.drain()
         let key = try b.buy("remove_ads", 0)
         let r = try #require(b.drainResults().first)
         let txn = try #require(r["transactionID"]?.stringValue)
-        IOFaults.inject(under: env.dataDir, .sync, count: -1)
+        disk.inject(.sync, count: -1)
         try b.confirm(key)
         let failure = b.c.flush()
         #expect(failure?.code == .io, "iap_flush reports the confirm that could not be made durable")
         #expect(try b.transactions().first { $0["transactionID"]?.stringValue == txn }?["finished"] == .bool(false))
         #expect(b.c.flush()?.code == .io, "a second flush of the same broken disk is not trusted either")
-        IOFaults.clear(under: env.dataDir)
+        disk.clear()
         #expect(b.c.flush() == nil)
         #expect(try b.transactions().first { $0["transactionID"]?.stringValue == txn }?["finished"] == .bool(true))
         b.close()
@@ -70,19 +74,20 @@ struct FailedSyncTests {
     @Test("iap_close whose last confirm cannot be made durable returns the error; the result is delivered again at the next open")
     func closeReportsFailure() throws {
         let env = TestEnv()
+        let disk = SimulatedDisk(faultyLog: Outbox.fileName)
+        env.disk = disk
         let b = try env.open()
         _ = b.drain()
         let key = try b.buy("coins_100", 0)
         _ = b.drainResults()
-        IOFaults.inject(under: env.dataDir, .sync, count: -1)
-        IOFaults.inject(under: env.dataDir, .write, count: -1, code: ENOSPC)
+        disk.inject(.sync, count: -1)
+        disk.inject(.write, count: -1, code: ENOSPC)
         try b.confirm(key)
         let failure = b.c.close()
         #expect(failure?.code == .io)
-        IOFaults.clear(under: env.dataDir)
+        disk.clear()
         let again = try env.open()
         #expect(again.drainResults().map(\.keyValue) == [key], "not confirmed durably: delivered again, not lost")
         again.close()
     }
 }
-#endif

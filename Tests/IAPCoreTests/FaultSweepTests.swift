@@ -1,15 +1,16 @@
 import Foundation
 import IAPCore
+import IAPTestSupport
 import Testing
 
-#if DEBUG
 /// The I/O fault sweep: for each workload, every write and every sync of the
 /// outbox fails in turn (ENOSPC on a write, EIO on a sync; once, or until the
 /// disk is "repaired"), then the disk recovers and the game plays on: every
 /// charged purchase must be granted exactly once, none finished before it was
 /// granted, every key has one result, and nothing comes back after
 /// everything was confirmed (C1-C4, C9, C12). The simulated store's own disk
-/// (Apple's) never fails here. Uses the debug-only IOFaults hook.
+/// (Apple's) never fails here. Faults come from a `SimulatedDisk` whose
+/// faults concern the outbox's log only.
 @Suite("I/O fault sweep")
 struct FaultSweepTests {
     /// A game that follows the README: grants a success once per key, saves,
@@ -82,7 +83,7 @@ struct FaultSweepTests {
             g.play(b)
         },
         Workload(name: "compactions (a 1 KiB threshold): results and confirms across rewrites of the log") { b, g in
-            IOFaults.setCompactionThreshold(1024, for: b.c.config.dataDir)
+            try #require(b.disk).setCompactionThreshold(1024)
             for _ in 0..<6 {
                 _ = try b.buy("coins_100", 0)
                 g.play(b)
@@ -98,16 +99,18 @@ struct FaultSweepTests {
 
     /// Runs `w` with the fault plan installed by `arm`, then lets the disk
     /// recover and plays until nothing is left; returns the problems found.
-    static func run(_ w: Workload, arm: (String) -> Void) throws -> [String] {
+    static func run(_ w: Workload, arm: (SimulatedDisk) -> Void) throws -> [String] {
         let env = TestEnv()
+        let disk = SimulatedDisk(faultyLog: Outbox.fileName)
+        env.disk = disk
         let g = Game()
         var b = try env.open()
         g.play(b)
-        arm(env.dataDir)
+        arm(disk)
         try w.run(b, g)
         _ = b.c.flush()
-        IOFaults.clear(under: env.dataDir)
-        IOFaults.setCompactionThreshold(nil, for: env.dataDir)
+        disk.clear()
+        disk.setCompactionThreshold(nil)
         // The disk works again: the same session catches up (C12)...
         for _ in 0..<3 { _ = b.c.flush(); g.play(b) }
         _ = b.c.flush()
@@ -138,28 +141,28 @@ struct FaultSweepTests {
         let w = Self.workloads[i]
         // Count the workload's writes and syncs on a healthy disk.
         let probe = TestEnv()
+        let disk = SimulatedDisk(faultyLog: Outbox.fileName)
+        probe.disk = disk
         let b = try probe.open()
-        IOFaults.count(under: probe.dataDir)
+        disk.count()
         try w.run(b, Game())
         _ = b.c.flush()
         b.close()
-        let writes = IOFaults.counted(under: probe.dataDir, .write)
-        let syncs = IOFaults.counted(under: probe.dataDir, .sync)
+        let writes = disk.counted(.write)
+        let syncs = disk.counted(.sync)
         #expect(writes > 0 && syncs > 0)
 
         var runs = 0
         var problems: [String] = []
-        let renames = IOFaults.counted(under: probe.dataDir, .rename)
-        let dirSyncs = IOFaults.counted(under: probe.dataDir, .directorySync)
-        IOFaults.clear(under: probe.dataDir)
-        IOFaults.setCompactionThreshold(nil, for: probe.dataDir)
-        let plan: [(IOFaults.Kind, Int, Int32)] = [(.write, writes, ENOSPC), (.shortWrite, writes, ENOSPC), (.sync, syncs, EIO),
+        let renames = disk.counted(.rename)
+        let dirSyncs = disk.counted(.directorySync)
+        let plan: [(SimulatedDisk.Kind, Int, Int32)] = [(.write, writes, ENOSPC), (.shortWrite, writes, ENOSPC), (.sync, syncs, EIO),
                                                    (.rename, renames, EIO), (.directorySync, dirSyncs, EIO)]
         for (kind, total, code) in plan {
             for k in 0..<total {
                 for count in [1, -1] {
                     runs += 1
-                    let found = try Self.run(w) { dir in IOFaults.inject(under: dir, kind, after: k, count: count, code: code) }
+                    let found = try Self.run(w) { $0.inject(kind, after: k, count: count, code: code) }
                     for p in found where problems.count < 10 { problems.append("\(kind) #\(k) fails \(count == 1 ? "once" : "until repaired"): \(p)") }
                 }
             }
@@ -168,4 +171,3 @@ struct FaultSweepTests {
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 }
-#endif

@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPTestSupport
 import Testing
 
 /// The outbox's group commit: confirms buffered, written as one frame, synced
@@ -7,9 +8,9 @@ import Testing
 /// finished only after (C3).
 @Suite("Group commit")
 struct GroupCommitTests {
-    static func outbox(_ env: TestEnv, records: Int) throws -> (Outbox, [OutboxRecord]) {
+    static func outbox(_ env: TestEnv, records: Int, on storage: any LogStorage = POSIXStorage()) throws -> (Outbox, [OutboxRecord]) {
         try FileManager.default.createDirectory(atPath: env.dataDir, withIntermediateDirectories: true)
-        let (box, _) = try Outbox.open(directory: env.dataDir)
+        let (box, _) = try Outbox.open(directory: env.dataDir, storage: storage)
         var rs: [OutboxRecord] = []
         for i in 1...records {
             rs.append(try box.put(key: Int64(i), kind: .purchase, transactionID: "t\(i)", facts: .sample(i)))
@@ -40,7 +41,6 @@ struct GroupCommitTests {
         again.close()
     }
 
-    #if DEBUG
     static func inode(_ path: String) -> UInt64 {
         var st = stat()
         return stat(path, &st) == 0 ? UInt64(st.st_ino) : 0
@@ -49,11 +49,12 @@ struct GroupCommitTests {
     @Test("C12: a flush whose sync failed finishes nothing; the next one rewrites a fresh file before it finishes anything")
     func failedSyncMeansFreshFile() throws {
         let env = TestEnv()
-        let (box, rs) = try Self.outbox(env, records: 3)
+        let disk = SimulatedDisk()
+        let (box, rs) = try Self.outbox(env, records: 3, on: disk)
         let path = env.dataDir + "/" + Outbox.fileName
         let before = Self.inode(path)
         box.confirm([rs[0].id])
-        IOFaults.inject(under: env.dataDir, .sync, count: 1)
+        disk.inject(.sync, count: 1)
         #expect(throws: IAPError.self) { _ = try box.flushConfirms() }
         #expect(box.isSuspect && box.isFinishPending(transaction: "t1"), "not durable: not finished")
         box.confirm([rs[1].id])
@@ -71,12 +72,13 @@ struct GroupCommitTests {
     @Test("C12: a result whose sync failed is not stored (nothing to show); after the disk recovers it goes to a fresh file")
     func failedPut() throws {
         let env = TestEnv()
-        let (box, rs) = try Self.outbox(env, records: 1)
+        let disk = SimulatedDisk()
+        let (box, rs) = try Self.outbox(env, records: 1, on: disk)
         box.confirm([rs[0].id])
-        IOFaults.inject(under: env.dataDir, .sync, count: 1)
+        disk.inject(.sync, count: 1)
         #expect(throws: IAPError.self) { _ = try box.put(key: 2, kind: .purchase, transactionID: "t2", facts: .sample(2)) }
         #expect(box.liveCount == 0 && box.isSuspect)
-        IOFaults.inject(under: env.dataDir, .write, count: 1, code: ENOSPC)
+        disk.inject(.write, count: 1, code: ENOSPC)
         #expect(throws: IAPError.self) { _ = try box.put(key: 2, kind: .purchase, transactionID: "t2", facts: .sample(2)) }
         let r = try box.put(key: 2, kind: .purchase, transactionID: "t2", facts: .sample(2))
         #expect(box.isDurable(r.id) && !box.isSuspect)
@@ -86,7 +88,6 @@ struct GroupCommitTests {
         #expect(again.liveRecords.map(\.key) == [2])
         again.close()
     }
-    #endif
 }
 
 /// Compaction moved off the flush's path still happens: after flushes, and at close.

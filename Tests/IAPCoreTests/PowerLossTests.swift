@@ -1,11 +1,11 @@
 import Foundation
 import IAPCore
+import IAPTestSupport
 import Testing
 
-#if DEBUG
 /// The power-loss explorer, in the spirit of ALICE ("All File Systems Are Not
 /// Created Equal", OSDI 2014). A workload runs on real files while the
-/// debug-only FileJournal records every append, data sync, rewrite (a fresh
+/// journal of a `SimulatedDisk` records every append, data sync, rewrite (a fresh
 /// file renamed over the log) and directory sync of the outbox and of the
 /// simulated store's log, and notes what the game was told. From the record,
 /// every on-disk state a power cut could leave after each step is rebuilt:
@@ -46,7 +46,7 @@ struct PowerLossTests {
     }
 
     /// The files after the first `n` events, as the page cache had them.
-    static func replay(_ events: [FileJournal.Event], upTo n: Int) -> [String: FileState] {
+    static func replay(_ events: [SimulatedDisk.Event], upTo n: Int) -> [String: FileState] {
         var files: [String: FileState] = [:]
         for e in events.prefix(n) {
             switch e {
@@ -119,33 +119,43 @@ struct PowerLossTests {
     // MARK: The workload
 
     struct Recorded {
-        let events: [FileJournal.Event]
+        let events: [SimulatedDisk.Event]
         let dataDir: String
         let stateDir: String
+    }
+
+    /// A simulated disk under both logs of `env` (faults on the outbox's
+    /// only), its journal started.
+    static func journal(_ env: TestEnv, trustingFailedSyncs: Bool = false) -> SimulatedDisk {
+        let disk = SimulatedDisk(faultyLog: Outbox.fileName)
+        disk.setTrustsLogAfterFailedSync(trustingFailedSyncs)
+        env.disk = disk
+        disk.startJournal()
+        return disk
     }
 
     /// Purchases shown, granted, confirmed (some flushed, some not), one left
     /// unconfirmed, an interrupted payment resolved, a close.
     static func record(env: TestEnv, rounds fixed: Int? = nil) throws -> Recorded {
-        FileJournal.start(under: env.root)
+        let disk = Self.journal(env)
         let b = try env.open()
         _ = b.drain()
         func show() {
             for m in b.drain() where m["type"]?.stringValue == "7" {
-                FileJournal.note("shown \(m.keyValue!) \(m["transactionID"]?.stringValue ?? "")")
+                disk.note("shown \(m.keyValue!) \(m["transactionID"]?.stringValue ?? "")")
             }
         }
         func confirm(_ k: Int64, _ flush: Bool) throws {
-            FileJournal.note("confirm \(k)")
+            disk.note("confirm \(k)")
             try b.confirm(k)
-            if flush, b.c.flush() == nil { FileJournal.note("durable \(k)") }
+            if flush, b.c.flush() == nil { disk.note("durable \(k)") }
         }
         // IAP_POWERLOSS_ROUNDS repeats the workload (scripts/power-loss.sh
         // runs a long version); CI runs three rounds.
         let rounds = fixed ?? Int(ProcessInfo.processInfo.environment["IAP_POWERLOSS_ROUNDS"] ?? "") ?? 3
         for _ in 0..<max(1, rounds) { try round(b, show: show, confirm: confirm) }
         b.close()
-        return Recorded(events: FileJournal.stop(), dataDir: env.dataDir, stateDir: env.stateDir)
+        return Recorded(events: disk.stopJournal(), dataDir: env.dataDir, stateDir: env.stateDir)
     }
 
     static func round(_ b: Bridge, show: () -> Void, confirm: (Int64, Bool) throws -> Void) throws {
@@ -173,7 +183,7 @@ struct PowerLossTests {
         var confirmedTxns = Set<String>()
     }
 
-    static func told(_ events: [FileJournal.Event], upTo n: Int) -> Told {
+    static func told(_ events: [SimulatedDisk.Event], upTo n: Int) -> Told {
         var t = Told()
         for e in events.prefix(n) {
             guard case .note(let text) = e else { continue }
@@ -262,23 +272,22 @@ struct PowerLossTests {
     @Test("with compactions (the log rewritten to a fresh file and renamed over itself) every state keeps C1, C2, C3 and C12")
     func compactions() throws {
         let env = TestEnv()
-        IOFaults.setCompactionThreshold(1024, for: env.dataDir)
-        defer { IOFaults.setCompactionThreshold(nil, for: env.dataDir) }
-        FileJournal.start(under: env.root)
+        let disk = Self.journal(env)
+        disk.setCompactionThreshold(1024)
         let b = try env.open()
         _ = b.drain()
         for i in 0..<16 {
             let k = try b.buy("coins_100", 0)
             for m in b.drain() where m["type"]?.stringValue == "7" {
-                FileJournal.note("shown \(m.keyValue!) \(m["transactionID"]?.stringValue ?? "")")
+                disk.note("shown \(m.keyValue!) \(m["transactionID"]?.stringValue ?? "")")
             }
             if i == 4 { continue }  // one left unconfirmed, live across the rewrites
-            FileJournal.note("confirm \(k)")
+            disk.note("confirm \(k)")
             try b.confirm(k)
-            if b.c.flush() == nil { FileJournal.note("durable \(k)") }
+            if b.c.flush() == nil { disk.note("durable \(k)") }
         }
         b.close()
-        let rec = Recorded(events: FileJournal.stop(), dataDir: env.dataDir, stateDir: env.stateDir)
+        let rec = Recorded(events: disk.stopJournal(), dataDir: env.dataDir, stateDir: env.stateDir)
         let rewrites = rec.events.filter { if case .rewrite = $0 { return true } else { return false } }.count
         #expect(rewrites > 0, "the workload compacted")
         let (states, violations) = try Self.explore(rec, catalog: env.catalog)
@@ -299,21 +308,21 @@ struct PowerLossTests {
     /// A workload during which the outbox's syncs fail now and then (EIO),
     /// with "fsyncgate" modelled: the pages a failed sync covered are lost
     /// even after a later sync of the same file succeeds.
-    static func recordFailingSyncs(env: TestEnv) throws -> Recorded {
-        FileJournal.start(under: env.root)
+    static func recordFailingSyncs(env: TestEnv, trustingFailedSyncs: Bool = false) throws -> Recorded {
+        let disk = Self.journal(env, trustingFailedSyncs: trustingFailedSyncs)
         let b = try env.open()
         _ = b.drain()
         var shown = Set<Int64>()
         func show() {
             for m in b.drain() where m["type"]?.stringValue == "7" {
-                FileJournal.note("shown \(m.keyValue!) \(m["transactionID"]?.stringValue ?? "")")
+                disk.note("shown \(m.keyValue!) \(m["transactionID"]?.stringValue ?? "")")
                 shown.insert(m.keyValue!)
             }
         }
         for i in 0..<4 {
             // Round 1: the result's sync fails (twice); round 3: the
             // confirm's. The game flushes again until it works.
-            if i == 1 { IOFaults.inject(under: env.dataDir, .sync, count: 2) }
+            if i == 1 { disk.inject(.sync, count: 2) }
             let k = try b.buy("coins_100", 0)
             show()
             for _ in 0..<5 where !shown.contains(k) {
@@ -321,15 +330,15 @@ struct PowerLossTests {
                 show()
             }
             guard shown.contains(k) else { Issue.record("key \(k) never delivered"); continue }
-            if i == 3 { IOFaults.inject(under: env.dataDir, .sync, count: 1) }
-            FileJournal.note("confirm \(k)")
+            if i == 3 { disk.inject(.sync, count: 1) }
+            disk.note("confirm \(k)")
             try b.confirm(k)
             for _ in 0..<3 where b.c.flush() != nil {}
-            if b.c.flush() == nil { FileJournal.note("durable \(k)") }
+            if b.c.flush() == nil { disk.note("durable \(k)") }
         }
-        IOFaults.clear(under: env.dataDir)
+        disk.clear()
         b.close()
-        return Recorded(events: FileJournal.stop(), dataDir: env.dataDir, stateDir: env.stateDir)
+        return Recorded(events: disk.stopJournal(), dataDir: env.dataDir, stateDir: env.stateDir)
     }
 
     @Test("C12 under power loss: after failed syncs (their pages lost even when a later sync succeeds) every state keeps C1, C2, C3 and C12")
@@ -345,28 +354,24 @@ struct PowerLossTests {
     @Test("...and with the fresh-file rule off (a later sync of the same file trusted, as in 1.0) the explorer finds the loss")
     func catchesTrustedSync() throws {
         let env = TestEnv()
-        Outbox.trustFileAfterFailedSyncForTesting = true
-        defer { Outbox.trustFileAfterFailedSyncForTesting = false }
-        let rec = try Self.recordFailingSyncs(env: env)
-        Outbox.trustFileAfterFailedSyncForTesting = false
+        let rec = try Self.recordFailingSyncs(env: env, trustingFailedSyncs: true)
         let (states, violations) = try Self.explore(rec, catalog: env.catalog)
         print("power-loss explorer, fresh-file rule off: \(states) crash states, \(violations.count) violations found (expected: some)")
         #expect(!violations.isEmpty, "trusting a sync after a failed one went unnoticed")
     }
 
     static func recordSkipping(env: TestEnv) throws -> Recorded {
-        FileJournal.start(under: env.root)
-        FileJournal.skipSyncs(of: Outbox.fileName)
+        let disk = Self.journal(env)
+        disk.skipSyncs(of: Outbox.fileName)
         let b = try env.open()
         _ = b.drain()
         for _ in 0..<3 {
             _ = try b.buy("coins_100", 0)
             for m in b.drain() where m["type"]?.stringValue == "7" {
-                FileJournal.note("shown \(m.keyValue!) \(m["transactionID"]?.stringValue ?? "")")
+                disk.note("shown \(m.keyValue!) \(m["transactionID"]?.stringValue ?? "")")
             }
         }
         b.close()
-        return Recorded(events: FileJournal.stop(), dataDir: env.dataDir, stateDir: env.stateDir)
+        return Recorded(events: disk.stopJournal(), dataDir: env.dataDir, stateDir: env.stateDir)
     }
 }
-#endif

@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPTestSupport
 import Testing
 
 /// Outboxes an installed game has on disk, as version 1 of the format wrote
@@ -105,11 +106,13 @@ struct V1FixtureTests {
         let (env, manifest) = try Self.open("torn-tail")
         let expected = (manifest["messages"]?.arrayValue ?? []).compactMap(\.stringValue)
         let log = env.dataDir + "/" + Outbox.fileName
-        IOFaults.inject(under: env.dataDir, .write, count: -1, code: ENOSPC)
+        let disk = SimulatedDisk(faultyLog: Outbox.fileName)
+        env.disk = disk
+        disk.inject(.write, count: -1, code: ENOSPC)
         let b = try env.open()
         #expect(Self.shown(b.drainRaw()) == expected)
         b.close()
-        IOFaults.clear(under: env.dataDir)
+        disk.clear()
         let stillV1 = RecordFrame.scan(try POSIX.readFile(log) ?? []).records.filter { $0.first == 1 }.count
         #expect(stillV1 > 0, "the failed rewrite left the file as it was")
         let (box, report) = try Outbox.open(directory: env.dataDir)

@@ -26,7 +26,7 @@ NUMBERS = [
      "Sources/IAPCore/Outbox.swift", r"maxFailedClicks = 1024\b"),
     ("PROTOCOL: an outbox larger than 128 MiB is read up to 128 MiB and reported",
      "docs/PROTOCOL.md", r"An outbox larger than 128 MiB .* its first 128 MiB are read",
-     "Sources/IAPCore/RecordLog.swift", r"maxFileBytes = 128 << 20"),
+     "Sources/IAPCore/POSIXLogFile.swift", r"maxFileBytes = 128 << 20"),
     ("SIMULATOR: grace period of 6 days for weekly plans, 16 for longer ones",
      "docs/SIMULATOR.md", r"6 days for weekly plans, 16 for longer ones",
      "Sources/IAPSimulator/SimulatedStore+Billing.swift", r"\(period == \"P1W\" \? 6 : 16\) \* 86_400_000"),

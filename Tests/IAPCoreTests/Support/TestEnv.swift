@@ -1,6 +1,7 @@
 import Foundation
 import IAPCore
 import IAPSimulator
+import IAPTestSupport
 import Testing
 
 /// A fresh directory with a game's dataDir and the simulated store's stateDir,
@@ -13,6 +14,10 @@ final class TestEnv: @unchecked Sendable {
     var extraConfig: String = ""
     /// The simulator's answer delay (0: at once, on the SDK thread's next turn).
     var purchaseDelayMs = 0
+    /// When set, bridges opened here keep the outbox's and the simulated
+    /// store's logs on it (fault plans, the power-loss journal); otherwise on
+    /// real storage, as a game does.
+    var disk: SimulatedDisk? = nil
 
     init(catalog: String = MessageSchemas.repoRoot + "/samples/catalog/Game.storekit") {
         let template = NSTemporaryDirectory() + "iap-test-XXXXXX"
@@ -31,9 +36,10 @@ final class TestEnv: @unchecked Sendable {
 
     func open() throws -> Bridge {
         let config = try BridgeConfig.parse(Array(configJSON.utf8))
-        let store = try SimulatedStore.open(config: config)
+        let storage: any LogStorage = disk ?? POSIXStorage()
+        let store = try SimulatedStore.open(config: config, storage: storage)
         do {
-            return Bridge(try Coordinator.open(config: config, store: store))
+            return Bridge(try Coordinator.open(config: config, store: store, storage: storage), disk: disk)
         } catch {
             store.stop()
             throw error
@@ -48,7 +54,12 @@ final class TestEnv: @unchecked Sendable {
 /// its JSON Schema.
 final class Bridge: @unchecked Sendable {
     let c: Coordinator
-    init(_ c: Coordinator) { self.c = c }
+    /// The simulated disk its logs are on, if any.
+    let disk: SimulatedDisk?
+    init(_ c: Coordinator, disk: SimulatedDisk? = nil) {
+        self.c = c
+        self.disk = disk
+    }
 
     /// Everything queued now, parsed; each message validated against its schema.
     func drain() -> [JSONValue] {
