@@ -5,7 +5,7 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 // The crash campaign's env-driven hooks (fault points, a lower compaction
-// threshold: Sources/IAPCore/FaultPoints.swift) exist in debug builds only; a release build for the long
+// threshold: Sources/IAPCore/Storage/FaultPoints.swift) exist in debug builds only; a release build for the long
 // campaign adds them with -Xswiftc -DIAP_TEST_HOOKS (scripts/campaign.sh).
 let core: [SwiftSetting] = strict + [.define("IAP_TEST_HOOKS", .when(configuration: .debug))]
 

@@ -35,6 +35,9 @@ write_expected=0
 [ "${1:-}" = "--write-expected" ] && write_expected=1
 
 die() { echo "check-apple: FAILED: $*" >&2; exit 1; }
+# A module's Swift files, folders included (IAPCore is laid out in parts:
+# scripts/layout/check_layout.py), in one fixed order so builds repeat.
+swift_sources() { find "Sources/$1" -name '*.swift' | LC_ALL=C sort; }
 sets=${APPLE_SDK_DIR:-$root/../shared/apple-sdk}
 [ -f "$sets/prepare.sh" ] || die "no Apple SDK sets at $sets (set APPLE_SDK_DIR to the folder holding prepare.sh)"
 LD=${LD:-/usr/lib/llvm-19/bin/ld64.lld}
@@ -89,7 +92,7 @@ check_target() {  # SDK TARGET PLATFORM-LIST
   for mod in "${modules[@]}"; do
     log=$dest/log/$mod.log
     swiftc "${common[@]}" -O -whole-module-optimization -module-name "$mod" -emit-module \
-      -emit-module-path "$dest/modules/$mod.swiftmodule" -c -o "$dest/obj/$mod.o" Sources/$mod/*.swift > "$log" 2>&1 \
+      -emit-module-path "$dest/modules/$mod.swiftmodule" -c -o "$dest/obj/$mod.o" $(swift_sources "$mod") > "$log" 2>&1 \
       || echo "error: swiftc failed on module $mod" >> "$log"
   done
   # The Swift API (IAPKit, the IAPBridgeSwift product) compiles the same
@@ -98,12 +101,12 @@ check_target() {  # SDK TARGET PLATFORM-LIST
   mkdir -p "$dest/swiftapi"
   log=$dest/log/IAPKit.log
   swiftc "${common[@]}" -O -whole-module-optimization -module-name IAPKit -emit-module \
-    -emit-module-path "$dest/modules/IAPKit.swiftmodule" -c -o "$dest/swiftapi/IAPKit.o" Sources/IAPKit/*.swift > "$log" 2>&1 \
+    -emit-module-path "$dest/modules/IAPKit.swiftmodule" -c -o "$dest/swiftapi/IAPKit.o" $(swift_sources IAPKit) > "$log" 2>&1 \
     || echo "error: swiftc failed on module IAPKit" >> "$log"
   if [ "$platform" = ios ]; then
     # A debug build (Xcode's default for a package) compiles IAPCore's test hooks too.
     log=$dest/log/IAPCore-debug.log
-    swiftc "${common[@]}" -Onone -DIAP_TEST_HOOKS -DDEBUG -typecheck -module-name IAPCore Sources/IAPCore/*.swift > "$log" 2>&1 \
+    swiftc "${common[@]}" -Onone -DIAP_TEST_HOOKS -DDEBUG -typecheck -module-name IAPCore $(swift_sources IAPCore) > "$log" 2>&1 \
       || echo "error: swiftc failed on IAPCore (debug, test hooks)" >> "$log"
   fi
   diag=$(cat "$dest"/log/*.log | grep -cE '(error|warning):' || true)

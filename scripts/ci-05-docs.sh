@@ -66,6 +66,12 @@ echo "docs: the check catches all 4 planted mismatches"
 echo "== doc claims: README.md and docs/*.md against the sources"
 python3 scripts/docs/check_claims.py
 
+# 4b. IAPCore's layout (docs/ARCHITECTURE.md): its parts use only the parts
+#     below them (first: a planted upward use is caught).
+echo "== core layout"
+python3 scripts/layout/check_layout.py --self-test
+python3 scripts/layout/check_layout.py
+
 # 2. The fsync figures of README.md and docs/DURABILITY.md, measured on the
 #    library (the debug build CI's swift test made, else the committed one):
 #    an LD_PRELOAD shim counts fsync/fdatasync.

@@ -110,7 +110,7 @@ def known_keys(rel):
     return set(re.findall(r"\"(\w+)\"", m.group(1)))
 
 
-top_keys = known_keys("Sources/IAPCore/BridgeConfig.swift")
+top_keys = known_keys("Sources/IAPCore/Delivery/BridgeConfig.swift")
 sim_keys = known_keys("Sources/IAPSimulator/SimulatorOptions.swift")
 sk_keys = known_keys("Sources/IAPStoreKit/StoreKitOptions.swift")
 docs_text = {rel: read(rel) for rel in ["README.md"] + ["docs/%s.md" % n for n in
@@ -201,7 +201,7 @@ claim("PROTOCOL.md's field tables of \"7\" and \"subscription\" list exactly the
 # "7" results: PROTOCOL.md's table, the schema and the code (Store.swift's PurchaseFailure).
 rows = table_rows(proto, "| `result` | `resultName` |")
 doc_results = {(ticked(r[0])[0].strip('"'), ticked(r[1])[0]) for r in rows}
-store = read("Sources/IAPCore/Store.swift")
+store = read("Sources/IAPCore/Store/Store.swift")
 code_results = {("0", "success"), ("6", "unverified")} | {(n, c) for c, n in re.findall(r"case \.(\w+): return \"(\d)\"", store)}
 s7 = schemas["7"]["properties"]
 claim("PROTOCOL.md's result table: the codes and names the code sends (Store.swift) and 7.schema.json allows",

@@ -75,7 +75,7 @@ extension Coordinator {
         // An unverified result is confirmed but never finished (C6): StoreKit
         // keeps it and re-checks it, and a transient verification failure
         // must not lose a paid purchase.
-        let finishable = toFinish.filter { !Coordinator.isUnverifiedTag($0) }
+        let finishable = toFinish.filter { !Outbox.isUnverifiedTag($0) }
         if !finishable.isEmpty {
             FaultPoint.beforeFinish.reach()
             store.finish(transactionIDs: finishable)

@@ -161,7 +161,7 @@ public final class Coordinator: @unchecked Sendable {
             }
         }
         heldAtOpen = held
-        heldTransactions = Set(held.map { Coordinator.storeTransactionID($0.transactionID) })
+        heldTransactions = Set(held.map { Outbox.storeTransactionID($0.transactionID) })
         reportedAtStart.reserveCapacity(heldTransactions.count)
         let exec = executor
         store.attach(scheduler: StoreScheduler(executor: exec))

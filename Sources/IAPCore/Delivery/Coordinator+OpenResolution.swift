@@ -39,7 +39,7 @@ extension Coordinator {
             heldAtOpen = nil
             for r in held {
                 guard let stored = StoredPurchase(r) else { continue }  // never held (start)
-                if unfinished.contains(Coordinator.storeTransactionID(r.transactionID)) { toCheck.append((r, stored)); continue }
+                if unfinished.contains(Outbox.storeTransactionID(r.transactionID)) { toCheck.append((r, stored)); continue }
                 // Something owned (a non-consumable, a subscription) can be
                 // finished while a record of it is live: two clicks on it,
                 // the second's confirm finishing the shared transaction.
@@ -73,7 +73,7 @@ extension Coordinator {
         var rekeyed: [StoreTransaction] = []
         for (r, stored) in toCheck {
             let storedProduct = stored.productID
-            let reported = reportedAtStart[Coordinator.storeTransactionID(r.transactionID)]
+            let reported = reportedAtStart[Outbox.storeTransactionID(r.transactionID)]
             let facts = reported ?? ownedFacts[r.transactionID]
             // The key, like the rest, comes from the store's facts where they
             // say it (the transaction itself, re-delivered at start).

@@ -23,7 +23,7 @@ enum OutboxV1Migration {
               f["result"]?.stringValue == failure.resultCode, f["key"]?.stringValue == String(key),
               let productID = f["productID"]?.stringValue
         else { return nil }
-        return .failure(productID: productID, failure: failure, detail: f["message"]?.stringValue ?? Coordinator.failureText(failure))
+        return .failure(productID: productID, failure: failure, detail: f["message"]?.stringValue ?? failure.text)
     }
 
     /// A revocation's facts; nil when the text is not a revocation the SDK could have written.
@@ -45,7 +45,7 @@ enum OutboxV1Migration {
     /// lacks reads as empty): the store's facts decide at open whether it
     /// is delivered, and rebuild it when they are reported (C11).
     private static func purchase(_ f: JSONFields, kind: RecordKind, transactionID: String) -> ResultFacts {
-        let storeID = Coordinator.storeTransactionID(transactionID)
+        let storeID = Outbox.storeTransactionID(transactionID)
         let t = StoreTransaction(
             id: f["transactionID"]?.stringValue ?? storeID,
             originalID: f["originalTransactionID"]?.stringValue ?? storeID,

@@ -47,19 +47,6 @@ extension Coordinator {
         return key
     }
 
-    /// The outbox's transaction ID for an unverified result: its own
-    /// namespace, so that its tombstone neither hides the same transaction
-    /// once it verifies (delivered then as a success, once) nor lets it be
-    /// finished (C6: an unverified transaction is left unfinished).
-    static func unverifiedTag(_ id: String) -> String { "u:" + id }
-
-    static func isUnverifiedTag(_ id: String) -> Bool { id.hasPrefix("u:") }
-
-    /// The store's transaction ID of an outbox record.
-    static func storeTransactionID(_ recordTxn: String) -> String {
-        isUnverifiedTag(recordTxn) ? String(recordTxn.dropFirst(2)) : recordTxn
-    }
-
     /// A store-initiated transaction's key: derived from its ID, so the same
     /// transaction always gets the same key (negative: never a game's).
     func storeKey(_ t: StoreTransaction, flavor: TombstoneFlavor) -> Int64 {

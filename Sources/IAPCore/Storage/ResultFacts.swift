@@ -13,18 +13,6 @@ public indirect enum ResultFacts: Sendable, Equatable {
     /// `"unvouched"` and dropped at open (C11).
     case edited(productID: String)
 
-    /// The message the game is shown for the record with this key; nil for `edited`.
-    public func message(key: Int64) -> BridgeMessage? {
-        switch self {
-        case let .purchase(t, origin, owned, click):
-            return .purchase(key: key, transaction: t, origin: origin, alreadyOwned: owned, clickKey: click)
-        case let .failure(productID, failure, detail):
-            return .purchaseFailed(key: key, productID: productID, failure: failure, detail: detail)
-        case let .revocation(t, origin): return .revoked(key: key, transaction: t, origin: origin)
-        case .edited: return nil
-        }
-    }
-
     public var productID: String {
         switch self {
         case .purchase(let t, _, _, _), .revocation(let t, _): return t.productID

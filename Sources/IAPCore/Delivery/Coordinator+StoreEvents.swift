@@ -38,7 +38,7 @@ extension Coordinator {
             // Tombstones of confirmed unverified results stay while the store
             // lists them (tested by name, without a second set of tags).
             do throws(IAPError) {
-                try outbox.forgetFinished { unfinished.contains(Coordinator.storeTransactionID($0)) }
+                try outbox.forgetFinished { unfinished.contains(Outbox.storeTransactionID($0)) }
             } catch {
                 queue.push(BridgeMessage.error(op: "outbox", code: error.code, message: error.message))
             }
@@ -82,7 +82,7 @@ extension Coordinator {
         }()
         let answersClick: Bool = { if case .purchase(let k) = arrival { return keys.isAwaiting(k) } else { return false } }()
         let owned = t.kind != .consumable
-        let recordTxn = t.verified ? t.id : Coordinator.unverifiedTag(t.id)
+        let recordTxn = t.verified ? t.id : Outbox.unverifiedTag(t.id)
         let live = outbox.liveRecords(transaction: recordTxn, flavor: .transaction)
         if !live.isEmpty || outbox.hasTombstone(transaction: recordTxn, flavor: .transaction) {
             // Seen before (C4): only a new click on something owned gets its
@@ -135,24 +135,12 @@ extension Coordinator {
             return
         }
         let (key, _) = keyForGameResult(k, transaction: nil, seed: "\(productID):\(POSIX.nowMs())")
-        let text = detail.map { "\(Coordinator.failureText(failure)) (\($0))" } ?? Coordinator.failureText(failure)
+        let text = detail.map { "\(failure.text) (\($0))" } ?? failure.text
         // The click is remembered as failed with its record (C9): a charge
         // the store makes for it after all, even once this failure is
         // confirmed, gets a key of its own.
         storeAndEmit(key: key, kind: .failure, txn: "", facts: .failure(productID: productID, failure: failure, detail: text),
                      failedClick: k)
-    }
-
-    static func failureText(_ f: PurchaseFailure) -> String {
-        switch f {
-        case .cancelled: return "the player cancelled the purchase"
-        case .declined: return "a parent declined the purchase (Ask to Buy)"
-        case .networkError: return "the store could not be reached; if the player was charged anyway, the purchase arrives later as a new \"7\" with a fresh key of its own and this key in its \"clickKey\": grant it then"
-        case .notAllowed: return "purchases are not allowed on this device or account"
-        case .productUnavailable: return "the product is not available in this storefront"
-        case .interrupted: return "the payment was interrupted; if the player completes it, its result follows"
-        case .unknown: return "the store reported an error; if the player was charged anyway, the purchase arrives later as a new \"7\" with a fresh key of its own and this key in its \"clickKey\": grant it then"
-        }
     }
 
     /// Writes the record durably, then makes its message visible (C2), then

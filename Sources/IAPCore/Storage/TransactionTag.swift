@@ -57,3 +57,19 @@ struct TransactionTag: Hashable {
         return a.text < b.text
     }
 }
+
+/// The outbox's transaction IDs: the store's, or in a namespace of their own.
+extension Outbox {
+    /// The outbox's transaction ID for an unverified result: its own
+    /// namespace, so that its tombstone neither hides the same transaction
+    /// once it verifies (delivered then as a success, once) nor lets it be
+    /// finished (C6: an unverified transaction is left unfinished).
+    static func unverifiedTag(_ id: String) -> String { "u:" + id }
+
+    static func isUnverifiedTag(_ id: String) -> Bool { id.hasPrefix("u:") }
+
+    /// The store's transaction ID of an outbox record.
+    static func storeTransactionID(_ recordTxn: String) -> String {
+        isUnverifiedTag(recordTxn) ? String(recordTxn.dropFirst(2)) : recordTxn
+    }
+}
