@@ -69,10 +69,10 @@ extension Coordinator {
     public func confirm(key: Int64) throws(IAPError) {
         try gate.withLock { () throws(IAPError) in
             guard !closing else { throw IAPError(.closed, "the bridge is closed") }
-            switch queue.takeShown(key) {
+            switch queue.ledger.takeShown(key) {
             case .taken:
                 guard executor.post({ [self] in confirmJob(key: key) }) else {
-                    queue.untake(key)
+                    queue.ledger.untake(key)
                     throw IAPError(.closed, "the bridge is closed")
                 }
             case .notShown:
@@ -107,7 +107,7 @@ extension Coordinator {
     func postRequestJob(_ job: @escaping @Sendable () -> Void) throws(IAPError) {
         try gate.withLock { () throws(IAPError) in
             guard !closing else { throw IAPError(.closed, "the bridge is closed") }
-            try requests.take(nowMs: Int64(POSIX.monotonicNs() / 1_000_000), queuedAnswers: queue.answersQueued)
+            try requests.take(nowMs: Int64(POSIX.monotonicNs() / 1_000_000), queuedAnswers: queue.ledger.answersQueued)
             guard executor.post({ [self] in if !closed { job() } }) else { throw IAPError(.closed, "the bridge is closed") }
         }
     }

@@ -25,14 +25,6 @@ public final class MessageQueue: @unchecked Sendable {
     private let rendersJSON: Bool
     /// Called (outside the lock) after each push: the Swift API's wake-up.
     private var wakeup: (@Sendable () -> Void)?
-    /// Keys of queued results (messages the game must confirm) and of those
-    /// handed to the game this session and not confirmed: a confirm takes only
-    /// a result the game has been shown (C9).
-    private var queuedResults: Set<Int64> = []
-    private var shown: Set<Int64> = []
-    /// Queued answers to requests ("999", "subscription", "app",
-    /// "entitlements"), not handed to the game yet.
-    private var queuedAnswers = 0
     private var head = 0
     private var nextSeq: UInt64 = 1
     /// Number of queued messages, readable without the lock (the per-frame
@@ -55,9 +47,13 @@ public final class MessageQueue: @unchecked Sendable {
     /// out nothing: `close` makes it closed, or the bridge's close job before it.
     public let lifecycle = BridgeLifecycle()
     private var closed: Bool { lifecycle.isClosed }
+    /// What was handed out (C9's shown results, unpolled answers): told of
+    /// every push and hand-out, asked by the Coordinator.
+    let ledger: DeliveryLedger
 
     public init(counter: UnsafeMutablePointer<Int64>? = nil, rendersJSON: Bool = true) {
         self.rendersJSON = rendersJSON
+        ledger = DeliveryLedger(lifecycle: lifecycle)
         if let counter {
             pendingCount = counter
             ownsCount = false
@@ -103,13 +99,8 @@ public final class MessageQueue: @unchecked Sendable {
             nextSeq += 1
             // After close the counter may belong to the next bridge of this slot.
             guard !closed else { return (seq, nil) }
-            if let k = resultKey {
-                // C9 by construction: every key has at most one result.
-                assert(!queuedResults.contains(k) && !shown.contains(k), "C9: two results under key \(k)")
-                queuedResults.insert(k)
-            }
+            ledger.queued(resultKey: resultKey, isAnswer: item.isAnswer)
             item.seq = seq
-            if item.isAnswer { queuedAnswers += 1 }
             items.append(item)
             iapc_atomic_add_i64(pendingCount, 1)
             scheduleDeliveryLocked()
@@ -141,9 +132,6 @@ public final class MessageQueue: @unchecked Sendable {
 
     /// Sets (or with nil clears) what runs after each push, outside the
     /// queue's lock: the Swift API wakes its event stream with it.
-    /// Answers to requests waiting unpolled (RequestBudget).
-    public var answersQueued: Int { lock.withLock { queuedAnswers } }
-
     public func setWakeup(_ w: (@Sendable () -> Void)?) {
         lock.withLock { wakeup = w }
     }
@@ -154,42 +142,13 @@ public final class MessageQueue: @unchecked Sendable {
         items[head].bytes = nil
         items[head].message = nil
         head += 1
-        if item.isAnswer { queuedAnswers -= 1 }
-        if let k = item.resultKey {
-            queuedResults.remove(k)
-            shown.insert(k)
-        }
+        ledger.handedOut(resultKey: item.resultKey, isAnswer: item.isAnswer)
         if head > 1024 && head * 2 > items.count {
             items.removeFirst(head)
             head = 0
         }
         iapc_atomic_add_i64(pendingCount, -1)
         return item
-    }
-
-    /// What a confirm of `key` finds.
-    public enum ConfirmCheck: Sendable, Equatable {
-        /// The result was handed to the game: the confirm takes it (and a
-        /// second confirm of the key finds `.unknown`).
-        case taken
-        /// The result is queued and the game has not been shown it yet.
-        case notShown
-        /// No result with this key is queued or shown.
-        case unknown
-    }
-
-    /// Takes the shown result with this key for a confirm (C9: never a
-    /// result the game has not been shown).
-    public func takeShown(_ key: Int64) -> ConfirmCheck {
-        lock.withLock {
-            if shown.remove(key) != nil { return .taken }
-            return queuedResults.contains(key) ? .notShown : .unknown
-        }
-    }
-
-    /// Gives a taken result back (its confirm could not be accepted).
-    public func untake(_ key: Int64) {
-        lock.withLock { if !closed { shown.insert(key) } }
     }
 
     public var count: Int { Int(iapc_atomic_load_i64(pendingCount)) }
@@ -241,8 +200,7 @@ public final class MessageQueue: @unchecked Sendable {
             // slot, counter included, to the next bridge.
             items.removeAll()
             head = 0
-            queuedResults.removeAll()
-            shown.removeAll()
+            ledger.clear()
             iapc_atomic_store_i64(pendingCount, 0)
         }
         // Ends the delivery thread after the callback under way (if any) and
