@@ -93,7 +93,7 @@ let package = Package(
         .target(name: "IAPTestSupport", dependencies: ["IAPCore"], swiftSettings: strict),
         // The bad-input matrix, the concurrency stress, JSON round trips, file-system safety.
         .testTarget(
-            name: "HardeningTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge"],
+            name: "HardeningTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge", "IAPTestSupport"],
             swiftSettings: strict),
 
         // The crash campaign (scripts/campaign.sh, docs/DURABILITY.md): a C game
@@ -102,7 +102,7 @@ let package = Package(
             name: "iap-crash-game", dependencies: ["IAPBridge"], path: "Tests/crash-campaign/game",
             cSettings: [.headerSearchPath("../../../include"), .headerSearchPath("../../../samples/c-common")]),
         .executableTarget(
-            name: "iap-crash-campaign", dependencies: ["IAPCore", "IAPSimulator"], path: "Tests/crash-campaign/driver",
+            name: "iap-crash-campaign", dependencies: ["IAPCore", "IAPSimulator", "IAPTestSupport"], path: "Tests/crash-campaign/driver",
             swiftSettings: strict),
         // Durability: byte-damage sweep, crash-shaped contract tests (docs/DURABILITY.md).
         .testTarget(

@@ -1,6 +1,7 @@
 import Foundation
 import IAPBridge
 import IAPCore
+import IAPTestSupport
 import Testing
 
 /// Property: any string a catalog or the store can carry comes out of every
@@ -9,19 +10,6 @@ import Testing
 /// JSONParser, and through python3's json module as an independent reader.
 @Suite("JSON round trip")
 struct JSONRoundTripTests {
-    /// SplitMix64: a deterministic generator, so a failure names its seed.
-    struct Rng {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
-
     /// The hard cases, then random Unicode (surrogates cannot be a Unicode.Scalar).
     static let pieces: [String] = [
         "\"", "\\", "/", "\\u0000", "\\\"", "'", "<", "&", "{", "}",
@@ -30,7 +18,7 @@ struct JSONRoundTripTests {
         "e\u{301}", "é", "a\u{300}\u{316}\u{35C}", "ᄀ\u{1161}", "Å", "\u{10FFFF}", "\u{E000}", "\u{FFFD}", "中文", "日本語",
     ] + (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }
 
-    static func randomString(_ r: inout Rng, maxPieces: Int = 8) -> String {
+    static func randomString(_ r: inout SplitMix64, maxPieces: Int = 8) -> String {
         var s = ""
         for _ in 0..<(1 + r.below(maxPieces)) {
             switch r.below(4) {
@@ -86,7 +74,7 @@ struct JSONRoundTripTests {
     }
 
     static func bridgeRound(seed: UInt64, ledger: Ledger) throws {
-        var r = Rng(state: seed)
+        var r = SplitMix64(seed: seed)
         let s = Scratch("roundtrip")
         var products: [(id: String, title: String, description: String)] = []
         var ids = Set<String>()
@@ -151,7 +139,7 @@ struct JSONRoundTripTests {
 
     @Test("every message builder: 2,000 random strings in every string field")
     func everyBuilder() throws {
-        var r = Rng(state: 0xC0FFEE)
+        var r = SplitMix64(seed: 0xC0FFEE)
         let ledger = Ledger()
         for _ in 0..<100 {
             let s = (0..<12).map { _ in Self.randomString(&r) }

@@ -1,4 +1,5 @@
 @testable import IAPCore
+import IAPTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -12,21 +13,9 @@ import Darwin
 /// threads do and check C7 (keys only increase) and the in-flight bound.
 @Suite("Key allocator")
 struct KeyAllocatorTests {
-    /// A reproducible generator (SplitMix64), so a failure can be replayed.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test("20,000 random calls: every key is above every key and every raised mark before it, below the key limit; refusals take nothing; at most maxInFlight in flight")
     func model() {
-        var rng = Seeded(state: 21)
+        var rng = SplitMix64(seed: 21)
         let a = KeyAllocator(mark: 1_000, awaiting: [7], maxInFlight: 4)
         var highest: Int64 = 1_000  // the model's mark
         var inFlight = Set<Int64>(), awaiting: Set<Int64> = [7]

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import IAPCore
+import IAPTestSupport
 
 /// The crash campaign: runs the game (a real child process on the C ABI),
 /// kills it with SIGKILL at random moments and at the SDK's named fault
