@@ -189,7 +189,7 @@ static partial class Driver
             Check(key == click, "Buy returns the click time as the key", key.ToString());
             var r = inbox.WaitFor<PurchaseMessage>(m => m.Key == click);
             Check(r != null && r.IsSuccess && r.productID == "coins_100" && r.price == "0.99" && r.currency == "USD" &&
-                  r.origin == .game && r.transactionID.Length > 0 && r.quantity == 1,
+                  r.origin == "game" && r.transactionID.Length > 0 && r.quantity == 1,
                   "\"7\" success for the key", r == null ? "none" : r.json);
             txn = r == null ? "?" : r.transactionID;
 
@@ -546,7 +546,7 @@ static partial class Driver
         // The player fixes the payment method: a renewal "7" and subscribed again.
         mark = inbox.Mark();
         Sim(b, "billing_resolve", "\"productID\":\"vip_monthly\"");
-        var renewal = inbox.WaitFor<PurchaseMessage>(m => m.productID == "vip_monthly" && m.origin == .store, from: mark);
+        var renewal = inbox.WaitFor<PurchaseMessage>(m => m.productID == "vip_monthly" && m.origin == "store", from: mark);
         if (renewal != null) b.Confirm(renewal.Key);
         var back = inbox.WaitFor<SubscriptionMessage>(m => m.Find(group) != null && m.Find(group).state == SubscriptionState.Subscribed, from: mark);
         Check(renewal != null && renewal.IsSuccess && renewal.Key < 0 && back != null && back.Find(group).active &&
@@ -618,7 +618,7 @@ static partial class Driver
         b.RedeemOfferCode();
         var code = inbox.WaitFor<PurchaseMessage>(m => m.productID == "coins_100", from: mark);
         var codeSheet = inbox.WaitFor<SheetMessage>(m => true, from: mark);
-        Check(code != null && code.IsSuccess && code.origin == .store && code.Key < 0 && codeSheet != null &&
+        Check(code != null && code.IsSuccess && code.origin == "store" && code.Key < 0 && codeSheet != null &&
               codeSheet.sheet == SheetKind.OfferCode && codeSheet.outcome == SheetOutcome.Dismissed,
               "RedeemOfferCode, a code redeemed: a \"7\" with origin store, then \"sheet\" offerCode dismissed", Text(code) + " " + Text(codeSheet));
         if (code != null) b.Confirm(code.Key);
