@@ -72,6 +72,11 @@ echo "== core layout"
 python3 scripts/layout/check_layout.py --self-test
 python3 scripts/layout/check_layout.py
 
+# 4c. The ABI fuzzer's return codes are the header's (first: a missing one is caught).
+echo "== fuzzer's return codes"
+python3 scripts/docs/check_fuzz_codes.py --self-test
+python3 scripts/docs/check_fuzz_codes.py
+
 # 2. The fsync figures of README.md and docs/DURABILITY.md, measured on the
 #    library (the debug build CI's swift test made, else the committed one):
 #    an LD_PRELOAD shim counts fsync/fdatasync.
