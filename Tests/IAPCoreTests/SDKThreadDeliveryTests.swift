@@ -61,7 +61,9 @@ struct SDKThreadDeliveryTests {
             for _ in 0..<500 { w.wake() }
         }
         let deadline = Date().addingTimeInterval(10)
-        while w.snapshot().handled < 2000 && Date() < deadline { usleep(1000) }
+        // Done: every wake handled, and the work found nothing more and
+        // stopped (it clears `scheduled` one pass after its last unit).
+        while (w.snapshot().handled < 2000 || w.snapshot().scheduled) && Date() < deadline { usleep(1000) }
         let s = w.snapshot()
         #expect(s.handled == 2000, "every wake's work was done")
         #expect(s.runs >= 1 && s.runs <= 2000)
