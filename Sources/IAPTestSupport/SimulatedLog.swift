@@ -53,11 +53,16 @@ final class SimulatedLog: DurableLog {
     }
 
     func rewrite(_ payloads: [[UInt8]]) throws(IAPError) {
-        // The temporary file's write and sync, then the rename.
-        try disk.fire(.write, on: path)
-        try disk.fire(.sync, on: path)
-        try disk.fire(.rename, on: path)
-        try file.replaceDeferringDirectorySync(payloads)
+        // The temporary file's write and sync, then the rename: each fails
+        // where the real one would, after the temporary file exists.
+        let path = self.path
+        try file.replaceDeferringDirectorySync(payloads) { (step: POSIXLogFile.RewriteStep) throws(IAPError) in
+            switch step {
+            case .write: try disk.fire(.write, on: path)
+            case .sync: try disk.fire(.sync, on: path)
+            case .rename: try disk.fire(.rename, on: path)
+            }
+        }
         var written: [UInt8] = []
         for p in payloads { RecordFrame.encode(p, into: &written) }
         disk.record(.rewrite(path, written))

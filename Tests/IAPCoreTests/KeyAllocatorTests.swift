@@ -52,11 +52,11 @@ struct KeyAllocatorTests {
                     }
                 }
             case 2:
-                if let k = inFlight.randomElement(using: &rng) { a.answered(k); inFlight.remove(k) }
+                if let k = inFlight.sorted().randomElement(using: &rng) { a.answered(k); inFlight.remove(k) }
             case 3:
-                if let k = awaiting.randomElement(using: &rng) { a.resolved(k); awaiting.remove(k) }
+                if let k = awaiting.sorted().randomElement(using: &rng) { a.resolved(k); awaiting.remove(k) }
             case 4:
-                if let k = inFlight.randomElement(using: &rng) { a.abandoned(k); inFlight.remove(k); awaiting.remove(k) }
+                if let k = inFlight.sorted().randomElement(using: &rng) { a.abandoned(k); inFlight.remove(k); awaiting.remove(k) }
             default:
                 // The store answers with a click key, maybe one from before a restore.
                 let k = rng.next() % 4 == 0 ? Outbox.keyLimit + 5 : highest - 100 + Int64(rng.next() % 200)

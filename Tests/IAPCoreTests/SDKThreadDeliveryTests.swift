@@ -11,7 +11,7 @@ import Testing
 /// posts the one work job unless one is already scheduled, and the work
 /// clears the flag before it looks for more (MessageQueue's drain).
 private final class CoalescedWork: @unchecked Sendable {
-    let thread = SDKThread(role: "test's delivery thread")
+    let thread = SDKThread(role: "test's delivery thread", unblocksSignals: true)
     private let lock = Lock()
     private var scheduled = false
     private var pending = 0
@@ -91,7 +91,6 @@ struct SDKThreadDeliveryTests {
         while w.thread.lifecycle != .closed && Date() < deadline { usleep(1000) }
         #expect(w.thread.lifecycle == .closed, "the thread did not end")
         #expect(!w.thread.post {}, "a stopped thread takes no job")
-        #expect(!w.thread.isCurrent)
         w.thread.stop()  // again, from outside: nothing to join, returns
     }
 
@@ -109,9 +108,8 @@ struct SDKThreadDeliveryTests {
         #expect(t.lifecycle == .closed)
     }
 
-    @Test("the thread blocks no signal, even when started from a thread that blocks all")
-    func noSignalBlocked() throws {
-        let t = SDKThread()
+    /// The signals blocked on a thread `t` started from a thread that blocks all.
+    static func blockedOnThread(startedBlockingAll t: SDKThread) throws -> [Int32]? {
         let started = DispatchSemaphore(value: 0)
         let failure = Locked<IAPError?>(nil)
         let starter = Thread {
@@ -126,7 +124,15 @@ struct SDKThreadDeliveryTests {
         #expect(failure.withLock { $0 } == nil)
         let seen = Locked<[Int32]?>(nil)
         t.runAndWait { seen.withLock { $0 = DeliveryThreadTests.blockedSignals() } }
-        #expect(seen.withLock { $0 } == [])
         t.stop()
+        return seen.withLock { $0 }
+    }
+
+    @Test("the callback thread blocks no signal, even when started from a thread that blocks all; the SDK thread keeps its creator's mask")
+    func signalMasks() throws {
+        #expect(try Self.blockedOnThread(startedBlockingAll: SDKThread(role: "callback", unblocksSignals: true)) == [])
+        let inherited = try Self.blockedOnThread(startedBlockingAll: SDKThread(role: "SDK"))
+        #expect(inherited?.contains(SIGUSR1) == true && inherited?.contains(SIGPWR) == true,
+                "a thread the game starts keeps the game's mask: \(inherited ?? [])")
     }
 }

@@ -69,6 +69,13 @@ extension Coordinator {
     public func confirm(key: Int64) throws(IAPError) {
         try gate.withLock { () throws(IAPError) in
             guard !closing else { throw IAPError(.closed, "the bridge is closed") }
+            // Read before the ledger: the SDK thread queues a key's result
+            // (the ledger learns of it) before the key stops awaiting, so a
+            // result that arrives between the two reads is seen by the
+            // second; read the other way round, a confirm racing the result
+            // would find neither and answer IAP_E_UNKNOWN_KEY for a key whose
+            // "7" is on its way.
+            let awaiting = keys.isAwaiting(key)
             switch queue.ledger.takeShown(key) {
             case .taken:
                 guard executor.post({ [self] in confirmJob(key: key) }) else {
@@ -78,7 +85,7 @@ extension Coordinator {
             case .notShown:
                 throw IAPError(.notDelivered, "the result with key \(key) has not been delivered to the game yet; confirm it after handling its message")
             case .unknown:
-                if keys.isAwaiting(key) {
+                if awaiting {
                     throw IAPError(.notDelivered, "the purchase with key \(key) has no result yet; confirm it after handling its \"7\" message")
                 }
                 throw IAPError(.unknownKey, "no unconfirmed result has key \(key) (already confirmed, or never issued)")

@@ -19,8 +19,8 @@ import Darwin
 /// the host after `dlclose`, and it traps when it cannot get a descriptor or
 /// a thread.
 ///
-/// No signal is blocked on it. libdispatch worker threads block every
-/// signal; a managed runtime that suspends threads with signals (Mono on
+/// The callback thread (`unblocksSignals`) blocks no signal. libdispatch
+/// worker threads block every signal; a managed runtime that suspends threads with signals (Mono on
 /// Linux: its garbage collector and its shutdown use SIGPWR/SIGXCPU)
 /// attaches the thread on the first callback and then waits forever for it
 /// to acknowledge a suspend: the game freezes at its first GC. A thread
@@ -38,17 +38,34 @@ public final class SDKThread: Executor, @unchecked Sendable {
     /// What the thread is for, in the error `start` throws.
     private let role: String
 
-    public init(role: String = "SDK's thread") { self.role = role }
+    /// Clear the signal mask the thread would inherit (see the type's
+    /// comment): the callback thread, which a managed runtime attaches.
+    /// The SDK thread keeps its creator's mask, as any thread a game
+    /// starts does (a host that blocks signals everywhere and `sigwait`s
+    /// for them keeps getting them where it expects).
+    private let unblocksSignals: Bool
+
+    public init(role: String = "SDK's thread", unblocksSignals: Bool = false) {
+        self.role = role
+        self.unblocksSignals = unblocksSignals
+    }
 
     /// Starts the thread. Throws `.resource` when the system has none to give.
     /// Once only: after the first start, or after `stop`, it does nothing.
     public func start() throws(IAPError) {
-        guard locked({ state == .open && thread == nil }) else { return }
+        // Spawned and recorded under the monitor: the thread's first look
+        // at its jobs waits for that, so `isCurrent` is right in its first
+        // job, and a `stop` racing this start joins it.
         var failure: Int32 = 0
-        guard let t = Monitor.spawn({ [self] in run() }, failure: &failure) else {
+        let started: Bool? = locked {
+            guard state == .open && thread == nil else { return nil }
+            guard let t = Monitor.spawn({ [self] in run() }, failure: &failure) else { return false }
+            thread = t
+            return true
+        }
+        if started == false {
             throw IAPError(.resource, "cannot start the \(role) (\(String(cString: strerror(failure)))); close other bridges or free threads and try again")
         }
-        locked { thread = t }
     }
 
     /// Monotonic milliseconds.
@@ -112,10 +129,12 @@ public final class SDKThread: Executor, @unchecked Sendable {
 
     private func run() {
         // Inherited from whichever thread started us (possibly a libdispatch
-        // worker): cleared, see the type's comment.
-        var none = sigset_t()
-        sigemptyset(&none)
-        pthread_sigmask(SIG_SETMASK, &none, nil)
+        // worker): cleared for the callback thread, see the type's comment.
+        if unblocksSignals {
+            var none = sigset_t()
+            sigemptyset(&none)
+            pthread_sigmask(SIG_SETMASK, &none, nil)
+        }
         while true {
             let next: (@Sendable () -> Void)? = locked {
                 while true {

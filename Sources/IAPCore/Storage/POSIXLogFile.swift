@@ -127,15 +127,24 @@ public final class POSIXLogFile: DurableLog {
         try syncDirectoryIfNeeded()
     }
 
+    /// The steps of a rewrite, for a test disk that fails one of them.
+    public enum RewriteStep: Sendable { case write, sync, rename }
+
     /// `rewrite` without its last step: the rename is not durable until
-    /// `syncDirectoryIfNeeded()`.
-    public func replaceDeferringDirectorySync(_ payloads: [[UInt8]]) throws(IAPError) {
+    /// `syncDirectoryIfNeeded()`. `before` runs ahead of each step, once
+    /// the temporary file exists (a simulated disk fails a step there, so
+    /// the clean-up of a failed rewrite is what it tests); it throws to
+    /// make that step fail.
+    public func replaceDeferringDirectorySync(_ payloads: [[UInt8]],
+                                              before step: (RewriteStep) throws(IAPError) -> Void = { _ in }) throws(IAPError) {
         var out: [UInt8] = []
         for p in payloads { RecordFrame.encode(p, into: &out) }
         let tmp = path + ".tmp"
         let nfd = try POSIX.createOwnerOnly(tmp, flags: O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC)
         do throws(IAPError) {
+            try step(.write)
             try POSIX.writeAll(nfd, out)
+            try step(.sync)
             try POSIX.syncData(nfd)
         } catch {
             close(nfd)
@@ -143,6 +152,11 @@ public final class POSIXLogFile: DurableLog {
             throw error
         }
         FaultPoint.duringCompaction.reach()
+        do throws(IAPError) { try step(.rename) } catch {
+            close(nfd)
+            unlink(tmp)
+            throw error
+        }
         guard rename(tmp, path) == 0 else {
             let e = POSIX.errnoText
             close(nfd)
