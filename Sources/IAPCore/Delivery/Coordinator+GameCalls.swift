@@ -69,26 +69,27 @@ extension Coordinator {
     public func confirm(key: Int64) throws(IAPError) {
         try gate.withLock { () throws(IAPError) in
             guard !closing else { throw IAPError(.closed, "the bridge is closed") }
-            // Read before the ledger: the SDK thread queues a key's result
-            // (the ledger learns of it) before the key stops awaiting, so a
-            // result that arrives between the two reads is seen by the
-            // second; read the other way round, a confirm racing the result
-            // would find neither and answer IAP_E_UNKNOWN_KEY for a key whose
-            // "7" is on its way.
-            let awaiting = keys.isAwaiting(key)
-            switch queue.ledger.takeShown(key) {
+            var check = queue.withLedger { ledger, _ in ledger.takeShown(key) }
+            if check == .unknown && !keys.isAwaiting(key) {
+                // The SDK thread queues a key's result before the key stops
+                // awaiting: a result that arrived between the two reads is
+                // in the queue now. Asked again, so a confirm racing its
+                // "7" answers not-delivered, never unknown-key.
+                check = queue.withLedger { ledger, _ in ledger.takeShown(key) }
+                if check == .unknown {
+                    throw IAPError(.unknownKey, "no unconfirmed result has key \(key) (already confirmed, or never issued)")
+                }
+            }
+            switch check {
             case .taken:
                 guard executor.post({ [self] in confirmJob(key: key) }) else {
-                    queue.ledger.untake(key)
+                    queue.withLedger { ledger, closed in if !closed { ledger.untake(key) } }
                     throw IAPError(.closed, "the bridge is closed")
                 }
             case .notShown:
                 throw IAPError(.notDelivered, "the result with key \(key) has not been delivered to the game yet; confirm it after handling its message")
             case .unknown:
-                if awaiting {
-                    throw IAPError(.notDelivered, "the purchase with key \(key) has no result yet; confirm it after handling its \"7\" message")
-                }
-                throw IAPError(.unknownKey, "no unconfirmed result has key \(key) (already confirmed, or never issued)")
+                throw IAPError(.notDelivered, "the purchase with key \(key) has no result yet; confirm it after handling its \"7\" message")
             }
         }
     }
@@ -114,7 +115,7 @@ extension Coordinator {
     func postRequestJob(_ job: @escaping @Sendable () -> Void) throws(IAPError) {
         try gate.withLock { () throws(IAPError) in
             guard !closing else { throw IAPError(.closed, "the bridge is closed") }
-            try requests.take(nowMs: Int64(POSIX.monotonicNs() / 1_000_000), queuedAnswers: queue.ledger.answersQueued)
+            try requests.take(nowMs: Int64(POSIX.monotonicNs() / 1_000_000), queuedAnswers: queue.withLedger { ledger, _ in ledger.answersQueued })
             guard executor.post({ [self] in if !closed { job() } }) else { throw IAPError(.closed, "the bridge is closed") }
         }
     }

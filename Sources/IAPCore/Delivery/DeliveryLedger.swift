@@ -2,49 +2,41 @@
 /// on it: C9 (a confirm takes a result only once the game was shown it, and
 /// only once) and the request bound (answers waiting unpolled,
 /// RequestBudget). The message queue reports each push and each hand-out;
-/// `Coordinator.confirm` asks. Kept apart from the queue, which stays a
-/// plain FIFO with a delivery thread.
+/// `Coordinator.confirm` asks, through `MessageQueue.withLedger`. A value
+/// kept apart from the queue's FIFO, under the queue's lock: every change
+/// it records is made with a push or a pop, so one lock serves both, and a
+/// push or a pop costs no second lock.
 ///
 /// Order, per result key: `queued` (before the message enters the queue),
 /// `handedOut` (after it leaves, before the game gets it), then at most one
 /// `takeShown` that answers `.taken`. A confirm racing the hand-out finds
 /// `.notShown`: the game cannot have the message yet.
-final class DeliveryLedger: @unchecked Sendable {
-    private let lock = Lock()
+struct DeliveryLedger {
     /// Keys of results queued and not handed out yet.
     private var queuedResults: Set<Int64> = []
     /// Keys of results handed to the game this session and not confirmed.
     private var shown: Set<Int64> = []
     /// Answers to requests queued and not handed out yet.
     private var answers = 0
-    private let lifecycle: BridgeLifecycle
-
-    init(lifecycle: BridgeLifecycle) { self.lifecycle = lifecycle }
 
     /// A message is about to enter the queue.
-    func queued(resultKey: Int64?, isAnswer: Bool) {
-        guard resultKey != nil || isAnswer else { return }
-        lock.withLock {
-            if let k = resultKey {
-                // C9 by construction: every key has at most one result.
-                assert(!queuedResults.contains(k) && !shown.contains(k), "C9: two results under key \(k)")
-                queuedResults.insert(k)
-            }
-            if isAnswer { answers += 1 }
+    mutating func queued(resultKey: Int64?, isAnswer: Bool) {
+        if let k = resultKey {
+            // C9 by construction: every key has at most one result.
+            assert(!queuedResults.contains(k) && !shown.contains(k), "C9: two results under key \(k)")
+            queuedResults.insert(k)
         }
+        if isAnswer { answers += 1 }
     }
 
     /// A message left the queue for the game.
-    func handedOut(resultKey: Int64?, isAnswer: Bool) {
-        guard resultKey != nil || isAnswer else { return }
-        lock.withLock {
-            if let k = resultKey {
-                let was = queuedResults.remove(k)
-                assert(was != nil, "C9: result \(k) handed out without being queued")
-                shown.insert(k)
-            }
-            if isAnswer { answers -= 1 }
+    mutating func handedOut(resultKey: Int64?, isAnswer: Bool) {
+        if let k = resultKey {
+            let was = queuedResults.remove(k)
+            assert(was != nil, "C9: result \(k) handed out without being queued")
+            shown.insert(k)
         }
+        if isAnswer { answers -= 1 }
     }
 
     /// What a confirm of `key` finds.
@@ -60,27 +52,21 @@ final class DeliveryLedger: @unchecked Sendable {
 
     /// Takes the shown result with this key for a confirm (C9: never a
     /// result the game has not been shown).
-    func takeShown(_ key: Int64) -> ConfirmCheck {
-        lock.withLock {
-            if shown.remove(key) != nil { return .taken }
-            return queuedResults.contains(key) ? .notShown : .unknown
-        }
+    mutating func takeShown(_ key: Int64) -> ConfirmCheck {
+        if shown.remove(key) != nil { return .taken }
+        return queuedResults.contains(key) ? .notShown : .unknown
     }
 
     /// Gives a taken result back (its confirm could not be accepted).
-    func untake(_ key: Int64) {
-        lock.withLock { if !lifecycle.isClosed { shown.insert(key) } }
-    }
+    mutating func untake(_ key: Int64) { shown.insert(key) }
 
     /// Answers to requests waiting unpolled.
-    var answersQueued: Int { lock.withLock { answers } }
+    var answersQueued: Int { answers }
 
     /// The queue was emptied (close): nothing is queued or shown.
-    func clear() {
-        lock.withLock {
-            queuedResults.removeAll()
-            shown.removeAll()
-            answers = 0
-        }
+    mutating func clear() {
+        queuedResults.removeAll()
+        shown.removeAll()
+        answers = 0
     }
 }

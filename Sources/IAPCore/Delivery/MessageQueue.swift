@@ -48,12 +48,12 @@ public final class MessageQueue: @unchecked Sendable {
     public let lifecycle = BridgeLifecycle()
     private var closed: Bool { lifecycle.isClosed }
     /// What was handed out (C9's shown results, unpolled answers): told of
-    /// every push and hand-out, asked by the Coordinator.
-    let ledger: DeliveryLedger
+    /// every push and hand-out under this queue's lock, asked by the
+    /// Coordinator through `withLedger`.
+    private var ledger = DeliveryLedger()
 
     public init(counter: UnsafeMutablePointer<Int64>? = nil, rendersJSON: Bool = true) {
         self.rendersJSON = rendersJSON
-        ledger = DeliveryLedger(lifecycle: lifecycle)
         if let counter {
             pendingCount = counter
             ownsCount = false
@@ -149,6 +149,13 @@ public final class MessageQueue: @unchecked Sendable {
         }
         iapc_atomic_add_i64(pendingCount, -1)
         return item
+    }
+
+    /// Reads or changes the ledger under the queue's lock, so it agrees
+    /// with what the queue holds. `closed`: the queue is closed (a result
+    /// given back then stays forgotten).
+    func withLedger<T>(_ body: (inout DeliveryLedger, _ closed: Bool) -> T) -> T {
+        lock.withLock { body(&ledger, closed) }
     }
 
     public var count: Int { Int(iapc_atomic_load_i64(pendingCount)) }
