@@ -38,4 +38,25 @@ struct JSONTests {
         #expect(!bytes.contains(0x00) && !bytes.contains(0x0a))
         #expect(try JSONParser.parse(bytes: bytes)["s"]?.stringValue == s)
     }
+
+    @Test("integers are written as Swift writes them: 0, ±1, each power of ten and its neighbours, Int64.min and .max, 100,000 random values")
+    func integers() throws {
+        var values: [Int64] = [0, 1, -1, .max, .min, .max - 1, .min + 1]
+        var p: Int64 = 1
+        for _ in 0..<18 {
+            p *= 10
+            values += [p - 1, p, p + 1, -(p - 1), -p, -(p + 1)]
+        }
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<100_000 { values.append(Int64(bitPattern: rng.next()) >> Int64(rng.next() % 63)) }
+        for v in values {
+            var w = JSONObjectWriter()
+            w.int("n", v)
+            let text = String(decoding: w.finish(), as: UTF8.self)
+            guard text == "{\"n\":\(v)}" else {
+                Issue.record("\(v) written as \(text)")
+                return
+            }
+        }
+    }
 }

@@ -82,9 +82,30 @@ public struct JSONBuffer {
         }
     }
 
+    /// Decimal digits, written straight into the buffer: no String is made
+    /// (a "7" has five numbers, and an open with 1,000 results renders
+    /// 5,000 of them).
     public mutating func appendInt(_ v: Int64) {
-        var text = String(v)
-        text.withUTF8 { if let p = $0.baseAddress { write(p, $0.count) } }
+        // 20 bytes hold Int64.min's "-9223372036854775808".
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        let n = withUnsafeMutableBytes(of: &digits) { d -> Int in
+            var m = v.magnitude
+            var i = 24
+            repeat {
+                i -= 1
+                d[i] = UInt8(truncatingIfNeeded: m % 10) &+ 0x30
+                m /= 10
+            } while m > 0
+            if v < 0 {
+                i -= 1
+                d[i] = UInt8(ascii: "-")
+            }
+            // Moved to the front, so the caller copies from offset 0.
+            let count = 24 - i
+            for j in 0..<count { d[j] = d[i + j] }
+            return count
+        }
+        withUnsafeBytes(of: &digits) { write($0.baseAddress!, n) }
     }
 
     public mutating func appendValue(_ v: JSONValue) {
