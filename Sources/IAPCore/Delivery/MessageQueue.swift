@@ -8,13 +8,17 @@ public final class MessageQueue: @unchecked Sendable {
 
     private struct Item {
         var seq: UInt64
-        /// Nil only for JSON pushed as bytes (tests of the queue itself).
+        /// The value, for the Swift API's queue. Nil in the C ABI's queue,
+        /// which keeps only the JSON (a value holds a dozen strings, each
+        /// retained and released whenever the item is copied), and for JSON
+        /// pushed as bytes (tests of the queue itself).
         var message: BridgeMessage?
         /// The JSON, when rendered already (at push, for the C ABI's queue).
         var bytes: [UInt8]?
         var resultKey: Int64?
-        /// An answer to a game's request (RequestBudget counts them).
-        var isAnswer: Bool { message?.answersRequest ?? false }
+        /// An answer to a game's request (RequestBudget counts them): the
+        /// message's `answersRequest`, noted at push.
+        var isAnswer: Bool
     }
 
     private let lock = Lock()
@@ -81,14 +85,16 @@ public final class MessageQueue: @unchecked Sendable {
     /// stored result is rendered here like any message, from its facts.
     @discardableResult
     public func push(_ message: BridgeMessage, resultKey: Int64? = nil) -> UInt64 {
-        let bytes = rendersJSON ? message.json : nil
-        return push(Item(seq: 0, message: message, bytes: bytes, resultKey: resultKey))
+        if rendersJSON {
+            return push(Item(seq: 0, message: nil, bytes: message.json, resultKey: resultKey, isAnswer: message.answersRequest))
+        }
+        return push(Item(seq: 0, message: message, bytes: nil, resultKey: resultKey, isAnswer: message.answersRequest))
     }
 
     /// Queues JSON with no value behind it (tests of the queue's delivery).
     @discardableResult
     public func push(_ bytes: [UInt8], resultKey: Int64? = nil) -> UInt64 {
-        push(Item(seq: 0, message: nil, bytes: bytes, resultKey: resultKey))
+        push(Item(seq: 0, message: nil, bytes: bytes, resultKey: resultKey, isAnswer: false))
     }
 
     private func push(_ item: Item) -> UInt64 {
