@@ -140,31 +140,49 @@ public struct JSONObjectWriter {
     private var buf = JSONBuffer(capacity: 512)
     private var first = true
 
-    public init() { buf.appendRaw("{") }
+    public init() {}
 
-    private mutating func key(_ k: String) {
-        if !first { buf.appendRaw(",") }
+    /// A field name written in the source: copied as it is, with no escape
+    /// scan (a "7" has about 25 of them). Checked once per name in debug
+    /// builds: it must need no escape.
+    private mutating func key(_ k: StaticString) {
+        assert(JSONObjectWriter.needsNoEscape(k), "JSON field name \(k) needs escaping")
+        buf.appendRaw(first ? "{\"" : ",\"")
+        first = false
+        buf.appendRaw(k)
+        buf.appendRaw("\":")
+    }
+
+    private static func needsNoEscape(_ k: StaticString) -> Bool {
+        UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount).allSatisfy { $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C && $0 != 0x7F }
+    }
+
+    public mutating func string(_ k: StaticString, _ v: String) { key(k); buf.appendString(v) }
+    /// A field whose name is data (a product ID): escaped like any string.
+    public mutating func string(named k: String, _ v: String) {
+        buf.appendRaw(first ? "{" : ",")
         first = false
         buf.appendString(k)
         buf.appendRaw(":")
+        buf.appendString(v)
     }
-
-    public mutating func string(_ k: String, _ v: String) { key(k); buf.appendString(v) }
-    public mutating func string(_ k: String, _ v: String?) {
+    public mutating func string(_ k: StaticString, _ v: String?) {
         key(k)
         if let v { buf.appendString(v) } else { buf.appendRaw("null") }
     }
-    public mutating func int(_ k: String, _ v: Int64) { key(k); buf.appendInt(v) }
-    public mutating func int(_ k: String, _ v: Int64?) {
+    public mutating func int(_ k: StaticString, _ v: Int64) { key(k); buf.appendInt(v) }
+    public mutating func int(_ k: StaticString, _ v: Int64?) {
         key(k)
         if let v { buf.appendInt(v) } else { buf.appendRaw("null") }
     }
-    public mutating func bool(_ k: String, _ v: Bool) { key(k); if v { buf.appendRaw("true") } else { buf.appendRaw("false") } }
-    public mutating func value(_ k: String, _ v: JSONValue) { key(k); buf.appendValue(v) }
+    public mutating func bool(_ k: StaticString, _ v: Bool) { key(k); if v { buf.appendRaw("true") } else { buf.appendRaw("false") } }
+    public mutating func value(_ k: StaticString, _ v: JSONValue) { key(k); buf.appendValue(v) }
     /// Inserts JSON text the caller already built (must be valid JSON).
-    public mutating func raw(_ k: String, _ json: [UInt8]) { key(k); buf.bytesAppend(json) }
+    public mutating func raw(_ k: StaticString, _ json: [UInt8]) { key(k); buf.bytesAppend(json) }
 
     public mutating func finish() -> [UInt8] {
+        if first { buf.appendRaw("{") }
+        first = false
         buf.appendRaw("}")
         return buf.take()
     }

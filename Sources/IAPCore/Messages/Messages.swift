@@ -84,7 +84,7 @@ public enum Messages {
     /// `"999"`: product information.
     public static func products(_ a: ProductsAnswer) -> [UInt8] {
         var prices = JSONObjectWriter()
-        for p in a.products { prices.string(p.id, p.price) }
+        for p in a.products { prices.string(named: p.id, p.price) }
         var items = JSONBuffer()
         items.appendRaw("[")
         for (i, p) in a.products.enumerated() {
