@@ -39,9 +39,15 @@
  *   no timer, no task): the host may dlclose the library (a plugin reload, a
  *   Godot or LÖVE restart, Unity's domain reload) and load it again. The one
  *   exception: iap_close called from inside a callback returns into the
- *   callback thread, which ends right after the callback returns. Strings passed in are UTF-8, NUL-terminated, and only read
- *   during the call. Strings returned by iap_poll and iap_simulator belong to
- *   the caller: free them with iap_free. Strings returned by iap_version,
+ *   callback thread, which ends right after the callback returns. On Linux
+ *   the library stays mapped after dlclose (it pins itself when loaded: the
+ *   Swift runtime keeps pointers into it), and the next dlopen returns the
+ *   same library with every bridge closed.
+ *
+ * STRINGS
+ *   Strings passed in are UTF-8, NUL-terminated, and only read during the
+ *   call. Strings returned by iap_poll and iap_simulator belong to the
+ *   caller: free them with iap_free. Strings returned by iap_version,
  *   iap_errmsg and iap_error_name belong to the library.
  *
  * ERRORS
