@@ -1,5 +1,11 @@
+#if defined(__linux__) && !defined(__ANDROID__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE  /* dladdr, RTLD_NODELETE (the image pin at the end) */
+#endif
 #include "CIAPSupport.h"
 #include <pthread.h>
+#if defined(__linux__) && !defined(__ANDROID__)
+#include <dlfcn.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,3 +108,33 @@ const char *iapc_errmsg(void) {
     return m ? m : "";
 }
 
+/* ---- The shared library pins itself in memory when it is loaded, so that a
+ * host's dlclose leaves it mapped.
+ *
+ * Why: the Swift runtime records every image it sees at load time (its
+ * protocol conformances, type metadata, and caches filled from them) and
+ * never forgets one. When the Swift runtime is a separate library that
+ * outlives ours (a debug build, or a host that links Swift itself), a
+ * dlclose that really unmapped us would leave the runtime pointing into
+ * freed pages, and the next type lookup after a dlopen crashes (seen in
+ * CI's unload loop; swiftlang/swift#75889 is the compiler avoiding the same
+ * dlclose). So the constructor below marks the image RTLD_NODELETE: dlclose
+ * succeeds and does nothing, a later dlopen gets the same image back, with
+ * every bridge closed and no SDK thread running (C8, docs/CONTRACT.md).
+ *
+ * Darwin's dyld never unloads an image with Swift metadata, so this is for
+ * ELF systems only. In a static link (libIAPBridge.a in an executable) the
+ * image is the executable, which is never unloaded: pinning it is harmless.
+ * (It lives in this file, not one of its own: valgrind 3.19, which CI's
+ * instruction counts use, cannot read the DWARF 5 of a second C unit.) */
+#if defined(__linux__) && !defined(__ANDROID__)
+__attribute__((constructor)) static void iapc_pin_image(void) {
+    Dl_info info;
+    if (dladdr((const void *)&iapc_pin_image, &info) == 0 || info.dli_fname == NULL) return;
+    /* RTLD_NOLOAD: only the image already loaded (ourselves); RTLD_NODELETE
+     * marks it never to be unmapped. The extra reference is given back at
+     * once; the mark stays. */
+    void *self = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+    if (self != NULL) dlclose(self);
+}
+#endif

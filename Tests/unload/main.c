@@ -8,7 +8,7 @@
  * version and unloads it (the Swift runtime registers an image when it is
  * loaded, before any call).
  *
- * The library pins itself (Sources/CIAPSupport/image_pin.c): dlclose
+ * The library pins itself (Sources/CIAPSupport/support.c): dlclose
  * succeeds and leaves it mapped, because a Swift runtime that outlives it
  * would keep pointers into its pages. The loop checks that it stays mapped
  * and that the next dlopen works; before the pin, the second round's

@@ -1,6 +1,7 @@
 /* CIAPSupport: the few helpers IAPBridge's Swift code needs that are best
  * written in C: lock-free loads/stores for the per-frame poll path and a bridge's lifecycle, CRC32C
- * for outbox records, and the per-thread last-error message. Internal to the
+ * for outbox records, the per-thread last-error message, and the pin that
+ * keeps the shared library mapped after a dlclose (support.c). Internal to the
  * SDK; not part of the public header include/iap_bridge.h. */
 #ifndef CIAPSUPPORT_H
 #define CIAPSUPPORT_H
