@@ -25,10 +25,6 @@ extension SimulatedStore {
     static let billingRetryMs: Int64 = 60 * 86_400_000
 
     /// Every group of the catalog, sorted.
-    var subscriptionGroups: [String] {
-        Set(catalog.products.compactMap { $0.kind == .autoRenewableSubscription ? $0.subscriptionGroupID : nil }).sorted()
-    }
-
     /// The grace period of a failed renewal when the catalog enables it:
     /// 6 days for weekly plans, 16 for longer ones (Apple's 16-day option).
     func graceMsLocked(productID: String) -> Int64? {

@@ -394,7 +394,11 @@ public final class Outbox {
         writeSeq += 1
         intents[key] = Intent(key: key, productID: productID, atMs: atMs)
         noteKey(key)
-        if intents.count > Outbox.maxIntents, let oldest = openIntents.first { intents[oldest.key] = nil }
+        // The oldest by one pass, not a sort of all of them at every add.
+        if intents.count > Outbox.maxIntents,
+           let oldest = intents.values.min(by: { ($0.atMs, $0.key) < ($1.atMs, $1.key) }) {
+            intents[oldest.key] = nil
+        }
     }
 
     /// Set when a write or sync of the log failed. The file may then hold
