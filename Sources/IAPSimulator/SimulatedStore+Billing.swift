@@ -24,7 +24,6 @@ extension SimulatedStore {
     /// Apple's billing retry lasts up to 60 days.
     static let billingRetryMs: Int64 = 60 * 86_400_000
 
-    /// Every group of the catalog, sorted.
     /// The grace period of a failed renewal when the catalog enables it:
     /// 6 days for weekly plans, 16 for longer ones (Apple's 16-day option).
     func graceMsLocked(productID: String) -> Int64? {
@@ -135,6 +134,12 @@ extension SimulatedStore {
     /// StoreKit's `Product.SubscriptionInfo.Status` of one group.
     func statusLocked(group g: String) -> SubscriptionGroupStatus {
         guard let last = latestInGroupLocked(g) else { return SubscriptionGroupStatus(groupID: g, state: "none", currency: currency) }
+        return statusLocked(group: g, latest: last)
+    }
+
+    /// The status of a group the player subscribed in, `last` its latest
+    /// transaction.
+    private func statusLocked(group g: String, latest last: SimTransaction) -> SubscriptionGroupStatus {
         let now = nowLocked()
         let exp = last.expiresMs ?? 0
         var s = SubscriptionGroupStatus(groupID: g, state: "expired", productID: last.productID, transactionID: String(last.id),
@@ -180,8 +185,15 @@ extension SimulatedStore {
     }
 
     /// The status of every group the player ever subscribed in.
+    /// A group never subscribed in is skipped before any status is built:
+    /// every purchase asks this twice, most of them of consumables.
     func subscribedStatusesLocked() -> [SubscriptionGroupStatus] {
-        subscriptionGroups.map { statusLocked(group: $0) }.filter { $0.state != "none" }
+        var out: [SubscriptionGroupStatus] = []
+        for g in subscriptionGroups {
+            guard let last = latestInGroupLocked(g) else { continue }
+            out.append(statusLocked(group: g, latest: last))
+        }
+        return out
     }
 
     /// Reports what changed since last reported: the entitlements when the

@@ -48,11 +48,46 @@ public struct JSONBuffer {
 
     mutating func bytesAppend(_ b: [UInt8]) { b.withUnsafeBytes { if let p = $0.baseAddress { write(p, $0.count) } } }
 
+    /// `"` + `u` + `"` in one copy: what most strings need.
+    private mutating func writeQuoted(_ u: UnsafeBufferPointer<UInt8>) {
+        let n = u.count
+        reserve(n + 2)
+        let at = length
+        storage.withUnsafeMutableBufferPointer { b in
+            let p = b.baseAddress! + at
+            p[0] = 0x22
+            if n > 0 { (p + 1).update(from: u.baseAddress!, count: n) }
+            p[n + 1] = 0x22
+        }
+        length += n + 2
+    }
+
+    /// `{"k":` (or `,"k":` when not `first`) in one copy: a message has
+    /// about 25 field names.
+    mutating func appendFieldName(_ k: StaticString, first: Bool) {
+        let n = k.utf8CodeUnitCount
+        reserve(n + 4)
+        let at = length
+        storage.withUnsafeMutableBufferPointer { b in
+            let p = b.baseAddress! + at
+            p[0] = first ? UInt8(ascii: "{") : UInt8(ascii: ",")
+            p[1] = 0x22
+            (p + 2).update(from: k.utf8Start, count: n)
+            p[n + 2] = 0x22
+            p[n + 3] = UInt8(ascii: ":")
+        }
+        length += n + 4
+    }
+
     public mutating func appendString(_ s: String) {
         var s = s
         s.withUTF8 { u in
+            if !u.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
+                writeQuoted(u)
+                return
+            }
             write(0x22)
-            // Runs that need no escape are copied whole (most strings are one run).
+            // The runs between escapes are copied whole.
             var run = 0
             for i in 0..<u.count {
                 let c = u[i]
@@ -147,10 +182,8 @@ public struct JSONObjectWriter {
     /// builds: it must need no escape.
     private mutating func key(_ k: StaticString) {
         assert(JSONObjectWriter.needsNoEscape(k), "JSON field name \(k) needs escaping")
-        buf.appendRaw(first ? "{\"" : ",\"")
+        buf.appendFieldName(k, first: first)
         first = false
-        buf.appendRaw(k)
-        buf.appendRaw("\":")
     }
 
     private static func needsNoEscape(_ k: StaticString) -> Bool {

@@ -27,14 +27,17 @@ import Darwin
 /// with an ordinary signal mask behaves like any other thread of the game.
 public final class SDKThread: Executor, @unchecked Sendable {
     private let monitor = Monitor()
-    private var jobs: [@Sendable () -> Void] = []
-    private var jobsHead = 0
-    private var idleJobs: [@Sendable () -> Void] = []
-    private var idleHead = 0
-    private var timers = TimerHeap<@Sendable () -> Void>()
+    // Every field below is read and written only under `monitor`, never
+    // across a call out: Swift's run-time exclusivity checks on them (19 a
+    // purchase, in the loop of `run`) can find nothing, and are off.
+    @exclusivity(unchecked) private var jobs: [@Sendable () -> Void] = []
+    @exclusivity(unchecked) private var jobsHead = 0
+    @exclusivity(unchecked) private var idleJobs: [@Sendable () -> Void] = []
+    @exclusivity(unchecked) private var idleHead = 0
+    @exclusivity(unchecked) private var timers = TimerHeap<@Sendable () -> Void>()
     /// open → closing (`stop`: posts refused) → closed (the thread ended).
-    private var state = Lifecycle.open
-    private var thread: pthread_t?
+    @exclusivity(unchecked) private var state = Lifecycle.open
+    @exclusivity(unchecked) private var thread: pthread_t?
     /// What the thread is for, in the error `start` throws.
     private let role: String
 

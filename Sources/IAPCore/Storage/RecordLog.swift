@@ -22,13 +22,17 @@ public enum RecordFrame {
 
     public static func encode(_ payload: [UInt8], into out: inout [UInt8]) {
         precondition(payload.count <= maxPayload, "outbox record too large")
+        // The header is built in place and the array grown once, doubling:
+        // four small appends cost more than the CRC of a whole record.
         let len = UInt32(payload.count)
-        let lenBytes: [UInt8] = [UInt8(len & 0xff), UInt8((len >> 8) & 0xff), UInt8((len >> 16) & 0xff), UInt8(len >> 24)]
-        var crc = iapc_crc32c(0, lenBytes, 4)
+        // Magic, length, CRC: each a little-endian u32 ("IAPr" is 0x72504149).
+        var header: (UInt32, UInt32, UInt32) = (UInt32(0x7250_4149).littleEndian, len.littleEndian, 0)
+        var crc = withUnsafeBytes(of: &header.1) { iapc_crc32c(0, $0.baseAddress, 4) }
         crc = payload.withUnsafeBytes { iapc_crc32c(crc, $0.baseAddress, $0.count) }
-        out.append(contentsOf: magic)
-        out.append(contentsOf: lenBytes)
-        out.append(contentsOf: [UInt8(crc & 0xff), UInt8((crc >> 8) & 0xff), UInt8((crc >> 16) & 0xff), UInt8(crc >> 24)])
+        header.2 = crc.littleEndian
+        let needed = out.count + headerSize + payload.count
+        if needed > out.capacity { out.reserveCapacity(max(needed, 2 * out.capacity)) }
+        withUnsafeBytes(of: &header) { out.append(contentsOf: $0) }
         out.append(contentsOf: payload)
     }
 

@@ -103,15 +103,20 @@ public struct PurchaseToken: Sendable, Hashable {
     }
 
     /// Canonical UUID text, "XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX".
+    /// Written into the string's own 36 bytes (the simulator writes one
+    /// per charge: growing an array byte by byte cost 3,000 instructions).
     public var uuidString: String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        for (i, byte) in bytes.enumerated() {
-            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
-            out.append(hex[Int(byte >> 4)])
-            out.append(hex[Int(byte & 15)])
+        let hex: StaticString = "0123456789ABCDEF"
+        return String(unsafeUninitializedCapacity: 36) { out in
+            var at = 0
+            for (i, byte) in bytes.enumerated() {
+                if i == 4 || i == 6 || i == 8 || i == 10 { out[at] = UInt8(ascii: "-"); at += 1 }
+                out[at] = hex.utf8Start[Int(byte >> 4)]
+                out[at + 1] = hex.utf8Start[Int(byte & 15)]
+                at += 2
+            }
+            return at
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     public init?(uuidString: String) {

@@ -1,0 +1,66 @@
+import Foundation
+import IAPCore
+import Testing
+
+/// The bytes the SDK writes by hand, checked against references written
+/// independently of the fast paths that produce them.
+@Suite("Wire formats written by hand")
+struct WireFormatTests {
+    /// CRC-32C, bit by bit (the reflected Castagnoli polynomial).
+    static func referenceCRC32C(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for b in bytes {
+            crc ^= UInt32(b)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+        }
+        return ~crc
+    }
+
+    static func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+
+    @Test("a record frame is \"IAPr\", the length and the CRC-32C of length and payload, little-endian, then the payload; frames append", arguments: [0, 1, 7, 8, 9, 300, 5_000])
+    func frameLayout(_ size: Int) {
+        let payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let earlier: [UInt8] = [1, 2, 3]
+        var out = earlier
+        RecordFrame.encode(payload, into: &out)
+        let len = WireFormatTests.le32(UInt32(size))
+        let expected = earlier + Array("IAPr".utf8) + len + WireFormatTests.le32(WireFormatTests.referenceCRC32C(len + payload)) + payload
+        #expect(out == expected)
+        #expect(RecordFrame.scan(Array(out.dropFirst(3))).records == [payload])
+    }
+
+    @Test("many frames into one buffer: each one whole, in order (the buffer grows by doubling, never loses a byte)")
+    func framesAppend() {
+        var out: [UInt8] = []
+        let payloads = (0..<500).map { i in [UInt8](repeating: UInt8(truncatingIfNeeded: i), count: i % 37) }
+        for p in payloads { RecordFrame.encode(p, into: &out) }
+        let scan = RecordFrame.scan(out)
+        #expect(scan.records == payloads)
+        #expect(scan.isClean)
+    }
+
+    @Test("a purchase token's UUID text is Foundation's, and reads back", arguments: [0, 1, 1_700_000_000_123, Int64.max])
+    func tokenText(_ key: Int64) throws {
+        for token in [PurchaseToken(key: key), PurchaseToken(key: key, install: 0x2AB_CDEF)] {
+            let b = token.bytes
+            let uuid = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+            #expect(token.uuidString == uuid.uuidString)
+            #expect(PurchaseToken(uuidString: token.uuidString)?.bytes == b)
+        }
+    }
+
+    @Test("strings longer than the writer's first buffer, with and without escapes, survive a write and a parse")
+    func longStrings() throws {
+        let plain = String(repeating: "product.id-", count: 300)
+        let escaped = String(repeating: "a\"b\\c\u{01}", count: 400)
+        var w = JSONObjectWriter()
+        w.string("p", plain)
+        w.string("e", escaped)
+        w.string("z", "")
+        let v = try JSONParser.parse(bytes: w.finish())
+        #expect(v["p"]?.stringValue == plain)
+        #expect(v["e"]?.stringValue == escaped)
+        #expect(v["z"]?.stringValue == "")
+    }
+}
