@@ -9,7 +9,7 @@ import Testing
 @Suite("Group commit")
 struct GroupCommitTests {
     static func outbox(_ env: TestEnv, records: Int, on storage: any LogStorage = POSIXStorage()) throws -> (Outbox, [OutboxRecord]) {
-        try FileManager.default.createDirectory(atPath: env.dataDir, withIntermediateDirectories: true)
+        try env.makeDataDir()
         let (box, _) = try Outbox.open(directory: env.dataDir, storage: storage)
         var rs: [OutboxRecord] = []
         for i in 1...records {

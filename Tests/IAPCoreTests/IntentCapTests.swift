@@ -10,7 +10,7 @@ struct IntentCapTests {
     @Test("past the cap the oldest intents go, by time then key, and the newest stay, also after a reopen")
     func oldestGo() throws {
         let env = TestEnv()
-        try FileManager.default.createDirectory(atPath: env.dataDir, withIntermediateDirectories: true)
+        try env.makeDataDir()
         let (box, _) = try Outbox.open(directory: env.dataDir)
         let extra = 40
         let n = Outbox.maxIntents + extra

@@ -9,7 +9,7 @@ struct ScaleTests {
     @Test("a history of 70,000 confirmed transactions is forgotten without exceeding the frame limit, and stays forgotten")
     func forgetLongHistory() throws {
         let env = TestEnv()
-        try FileManager.default.createDirectory(atPath: env.dataDir, withIntermediateDirectories: true)
+        try env.makeDataDir()
         // 70,000 tombstones of 19-byte IDs: one forget frame would need
         // ~1.5 MB, over RecordFrame.maxPayload (1 MB).
         let count = 70_000

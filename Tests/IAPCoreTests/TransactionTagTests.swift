@@ -35,7 +35,7 @@ struct TransactionTagTests {
     @Test("IDs that only look alike keep separate tombstones through reopen and compaction")
     func distinctThroughReplayAndCompaction() throws {
         let env = TestEnv()
-        try FileManager.default.createDirectory(atPath: env.dataDir, withIntermediateDirectories: true)
+        try env.makeDataDir()
         var box = try Self.fill(env.dataDir)
         Self.expectAll(box, Self.ids, revocation: true)
         box.close()
@@ -51,7 +51,7 @@ struct TransactionTagTests {
     @Test("forgetting finished transactions forgets exactly those, and the forget survives a reopen")
     func forgetExactly() throws {
         let env = TestEnv()
-        try FileManager.default.createDirectory(atPath: env.dataDir, withIntermediateDirectories: true)
+        try env.makeDataDir()
         try Self.fill(env.dataDir).close()
         var (box, _) = try Outbox.open(directory: env.dataDir)
         // Still unfinished at the store: "0123" and "18446744073709551616" (not "123", not the wrapped value).

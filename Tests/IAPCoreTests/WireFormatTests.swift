@@ -1,5 +1,5 @@
 import Foundation
-import IAPCore
+@testable import IAPCore
 import Testing
 
 /// The bytes the SDK writes by hand, checked against references written
@@ -40,6 +40,27 @@ struct WireFormatTests {
         #expect(scan.isClean)
     }
 
+    @Test("the record codec's integers are little-endian and its strings length-prefixed, byte for byte")
+    func byteWriter() {
+        var w = ByteWriter()
+        w.u8(0xAB)
+        w.u16(0x0102)
+        w.u32(0x0304_0506)
+        w.u64(0x0708_090A_0B0C_0D0E)
+        w.i64(-2)
+        w.str16("é1")
+        w.str32("")
+        w.str32("xy")
+        let expected: [UInt8] = [0xAB, 0x02, 0x01, 0x06, 0x05, 0x04, 0x03, 0x0E, 0x0D, 0x0C, 0x0B, 0x0A, 0x09, 0x08, 0x07]
+            + [0xFE] + [UInt8](repeating: 0xFF, count: 7)
+            + [3, 0, 0xC3, 0xA9, 0x31] + [0, 0, 0, 0] + [2, 0, 0, 0, 0x78, 0x79]
+        #expect(w.out == expected)
+        // str16 keeps at most 65,535 bytes.
+        var long = ByteWriter()
+        long.str16(String(repeating: "a", count: 70_000))
+        #expect(long.out.count == 2 + 0xFFFF && long.out[0] == 0xFF && long.out[1] == 0xFF)
+    }
+
     @Test("a purchase token's UUID text is Foundation's, and reads back", arguments: [0, 1, 1_700_000_000_123, Int64.max])
     func tokenText(_ key: Int64) throws {
         for token in [PurchaseToken(key: key), PurchaseToken(key: key, install: 0x2AB_CDEF)] {
@@ -47,7 +68,25 @@ struct WireFormatTests {
             let uuid = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
             #expect(token.uuidString == uuid.uuidString)
             #expect(PurchaseToken(uuidString: token.uuidString)?.bytes == b)
+            #expect(PurchaseToken(uuidString: token.uuidString.lowercased())?.bytes == b)
         }
+    }
+
+    @Test("UUID text that is not 16 bytes of hex reads as no token", arguments: [
+        "", "-", "0123456789ABCDEF0123456789ABCDE", "0123456789ABCDEF0123456789ABCDEF0",
+        "0123456789ABCDEF0123456789ABCDEF01", "0123456789ABCDEF0123456789ABCDEG", "01234567-89AB-CDEF-0123-456789ABCDE ",
+    ])
+    func badTokenText(_ text: String) {
+        #expect(PurchaseToken(uuidString: text) == nil)
+    }
+
+    @Test("UUID text with dashes anywhere, or none, reads as the same 16 bytes")
+    func dashes() {
+        let plain = "0123456789abcdef0123456789ABCDEF"
+        let expected: [UInt8] = [0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF, 0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF]
+        #expect(PurchaseToken(uuidString: plain)?.bytes == expected)
+        #expect(PurchaseToken(uuidString: "01234567-89ab-cdef-0123-456789ABCDEF")?.bytes == expected)
+        #expect(PurchaseToken(uuidString: "--0123456789abcdef0123456789ABCDEF--")?.bytes == expected)
     }
 
     @Test("strings longer than the writer's first buffer, with and without escapes, survive a write and a parse")

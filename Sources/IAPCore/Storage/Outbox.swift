@@ -64,6 +64,9 @@ public final class Outbox {
         public let key: Int64
         public let productID: String
         public let atMs: Int64
+
+        /// The order intents are listed and let go in: by time, then key.
+        static func isOlder(_ a: Intent, _ b: Intent) -> Bool { (a.atMs, a.key) < (b.atMs, b.key) }
     }
     private var intents: [Int64: Intent] = [:]
     /// How many open intents are kept: a purchase the store never answers
@@ -307,7 +310,7 @@ public final class Outbox {
     public func records(withKey key: Int64) -> [OutboxRecord] { (byKey[key] ?? []).compactMap { live[$0] } }
     public func hasLive(key: Int64) -> Bool { byKey[key] != nil }
     /// Purchases started and not answered yet, oldest first.
-    public var openIntents: [Intent] { intents.values.sorted { ($0.atMs, $0.key) < ($1.atMs, $1.key) } }
+    public var openIntents: [Intent] { intents.values.sorted(by: Intent.isOlder) }
     public func intent(key: Int64) -> Intent? { intents[key] }
     public func liveRecords(transaction txn: String, flavor: TombstoneFlavor) -> [OutboxRecord] {
         (byTransaction[TransactionTag(txn, flavor)] ?? []).compactMap { live[$0] }
@@ -396,7 +399,7 @@ public final class Outbox {
         noteKey(key)
         // The oldest by one pass, not a sort of all of them at every add.
         if intents.count > Outbox.maxIntents,
-           let oldest = intents.values.min(by: { ($0.atMs, $0.key) < ($1.atMs, $1.key) }) {
+           let oldest = intents.values.min(by: Intent.isOlder) {
             intents[oldest.key] = nil
         }
     }

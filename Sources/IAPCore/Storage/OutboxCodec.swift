@@ -174,15 +174,26 @@ public struct OutboxRecord: Sendable, Equatable {
     static func isVersion1(_ payload: [UInt8]) -> Bool { payload.first == OutboxEntry.tagPutV1 }
 }
 
+/// Little-endian integers and length-prefixed strings, each one append
+/// into a buffer sized for a whole record up front (a result record is
+/// ~200 bytes; byte-by-byte appends into an empty array regrew it 5 times).
 struct ByteWriter {
-    var out: [UInt8] = []
+    var out: [UInt8]
+    init() {
+        out = []
+        out.reserveCapacity(256)
+    }
     mutating func u8(_ v: UInt8) { out.append(v) }
-    mutating func u32(_ v: UInt32) { for i in 0..<4 { out.append(UInt8((v >> (8 * UInt32(i))) & 0xff)) } }
-    mutating func u64(_ v: UInt64) { for i in 0..<8 { out.append(UInt8((v >> (8 * UInt64(i))) & 0xff)) } }
+    mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
+    mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
+    /// At most 65,535 bytes of the string's UTF-8 (longer ones are cut).
     mutating func str16(_ s: String) {
-        let b = Array(s.utf8.prefix(0xFFFF))
-        out.append(UInt8(b.count & 0xff)); out.append(UInt8(b.count >> 8))
-        out.append(contentsOf: b)
+        var s = s
+        s.withUTF8 { b in
+            let n = min(b.count, 0xFFFF)
+            withUnsafeBytes(of: UInt16(n).littleEndian) { out.append(contentsOf: $0) }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: b[..<n]))
+        }
     }
 }
 

@@ -20,12 +20,15 @@ public final class POSIXLogFile: DurableLog {
     /// it locked the game out of its purchases for good).
     public static let maxFileBytes = 128 << 20
     public let path: String
-    private var fd: Int32
-    public private(set) var size: Int
+    // Owned by one thread (the outbox's), never reached across a call out:
+    // run-time exclusivity checks on these three can find nothing (4 a
+    // write), and are off.
+    @exclusivity(unchecked) private var fd: Int32
+    @exclusivity(unchecked) public private(set) var size: Int
     /// Set when a rename or create is not yet known to be durable: the next
     /// `sync()` syncs the directory too, so nothing acknowledged after it can
     /// sit in a file the directory does not durably name.
-    private var directoryNeedsSync = false
+    @exclusivity(unchecked) private var directoryNeedsSync = false
 
     /// Opens (creating, owner-only) the log at `path` and returns it with the
     /// scan of what it held and the bytes read (the first `maxFileBytes` of
@@ -82,9 +85,6 @@ public final class POSIXLogFile: DurableLog {
         size += framed.count
     }
 
-    /// The open descriptor, for a sync made outside the owner's lock; valid
-    /// until the next `rewrite` or `close_`, which the owner holds off meanwhile.
-    public var descriptor: Int32 { fd }
     /// True when the next `sync()` must also sync the directory.
     public var needsDirectorySync: Bool { directoryNeedsSync }
 

