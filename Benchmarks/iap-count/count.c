@@ -21,6 +21,11 @@
  * request: the script reads callgrind's per-thread totals at exit and
  * subtracts the run with N = 0, so what remains is the N purchases' cost on
  * the game's thread (thread 1) and on the SDK's threads (all others).
+ * --make-pending N (run natively; nothing counted): N purchases in
+ * DIR/open whose "7"s were polled and never confirmed, the bridge closed.
+ * --open-pending N: window "open N" is iap_open on that directory and the
+ * polls until all N results came back, on the game's thread; the script
+ * reads the SDK's threads at exit and subtracts the run with N = 0.
  * Outside valgrind the client requests do nothing and the program just runs.
  */
 #define _GNU_SOURCE
@@ -59,10 +64,8 @@ static void (*load_empty_call(const char *path))(void) {
 
 /* The simulator as iap-bench configures it: no delay, no store syncs, no
  * entitlements message, no in-flight limit in the way of the buy window. */
-static iap_bridge *open_bridge(const char *name) {
-    char dir[4096], config[12288];
-    snprintf(dir, sizeof dir, "%s/%s", root, name);
-    if (mkdir(dir, 0755) != 0) die("cannot create %s", dir);
+static iap_bridge *open_raw(const char *dir) {
+    char config[12288];
     snprintf(config, sizeof config,
              "{\"store\":\"simulator\",\"dataDir\":\"%s/data\",\"catalog\":\"%s\",\"entitlementsAtOpen\":false,"
              "\"purchasesInFlight\":1000000,"
@@ -70,6 +73,15 @@ static iap_bridge *open_bridge(const char *name) {
              dir, catalog, dir);
     iap_bridge *b = NULL;
     if (SDK.open(config, &b) != IAP_OK) die("iap_open failed: %s", SDK.errmsg());
+    return b;
+}
+
+/* A bridge on a new DIR/name, every message of its open taken. */
+static iap_bridge *open_bridge(const char *name) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", root, name);
+    if (mkdir(dir, 0755) != 0) die("cannot create %s", dir);
+    iap_bridge *b = open_raw(dir);
     if (SDK.flush(b) != IAP_OK) die("iap_flush failed: %s", SDK.errmsg());
     for (char *m; (m = SDK.poll(b)) != NULL;) SDK.free(m);
     return b;
@@ -156,10 +168,51 @@ static void sustain(long n) {
     printf("sustain %ld done\n", n);
 }
 
+/* --make-pending N (run natively, not counted): N purchases whose "7"s
+ * were polled and never confirmed, in DIR/open. */
+static void make_pending(long n) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/open", root);
+    if (mkdir(dir, 0755) != 0) die("cannot create %s", dir);
+    iap_bridge *b = open_raw(dir);
+    for (long i = 0; i < n; i++) {
+        int64_t key = 0;
+        if (SDK.buy(b, "coins_100", 0, &key) != IAP_OK) die("iap_buy failed: %s", SDK.errmsg());
+    }
+    if (SDK.flush(b) != IAP_OK) die("iap_flush failed: %s", SDK.errmsg());
+    long sevens = 0;
+    for (char *m; (m = SDK.poll(b)) != NULL; SDK.free(m)) sevens += key_of(m) != 0;
+    if (sevens != n) die("%ld results for %ld buys", sevens, n);
+    if (SDK.close(b) != IAP_OK) die("iap_close failed: %s", SDK.errmsg());
+    printf("make-pending %ld done\n", n);
+}
+
+/* --open-pending N: the window "open N" is iap_open on DIR/open (made by
+ * --make-pending N) and the polls until its N results came back, on the
+ * game's thread; the SDK's threads are read at exit. */
+static void open_pending(long n) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/open", root);
+    window_start();
+    iap_bridge *b = open_raw(dir);
+    long sevens = 0;
+    for (long spins = 0; sevens < n; spins++) {
+        char *m = SDK.poll(b);
+        if (!m) {
+            if (spins > 4000000000L) die("only %ld of %ld results came back", sevens, n);
+            continue;
+        }
+        sevens += key_of(m) != 0;
+        SDK.free(m);
+    }
+    window_end("open", n);
+    if (SDK.close(b) != IAP_OK) die("iap_close failed: %s", SDK.errmsg());
+}
+
 int main(int argc, char **argv) {
     const char *lib = NULL, *empty = NULL;
     int windows = 0;
-    long sustain_n = -1;
+    long sustain_n = -1, make_n = -1, open_n = -1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--windows") == 0) { windows = 1; continue; }
         if (i + 1 >= argc) die("option %s needs a value", argv[i]);
@@ -168,10 +221,12 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--catalog") == 0) catalog = argv[++i];
         else if (strcmp(argv[i], "--dir") == 0) root = argv[++i];
         else if (strcmp(argv[i], "--sustain") == 0) sustain_n = strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--make-pending") == 0) make_n = strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--open-pending") == 0) open_n = strtol(argv[++i], NULL, 10);
         else die("unknown option %s", argv[i]);
     }
-    if (!lib || !empty || !catalog || !root || windows == (sustain_n >= 0))
-        die("usage: iap-count --lib LIB --empty LIB --catalog FILE --dir EMPTYDIR (--windows | --sustain N)");
+    if (!lib || !empty || !catalog || !root || windows + (sustain_n >= 0) + (make_n >= 0) + (open_n >= 0) != 1)
+        die("usage: iap-count --lib LIB --empty LIB --catalog FILE --dir DIR (--windows | --sustain N | --make-pending N | --open-pending N)");
     setvbuf(stdout, NULL, _IOLBF, 0);
     load_sdk(lib);
     empty_call = load_empty_call(empty);
@@ -179,8 +234,12 @@ int main(int argc, char **argv) {
     if (windows) {
         calls_and_polls(1000000);
         buys_and_confirms(1000);
-    } else {
+    } else if (sustain_n >= 0) {
         sustain(sustain_n);
+    } else if (make_n >= 0) {
+        make_pending(make_n);
+    } else {
+        open_pending(open_n);
     }
     return 0;
 }
