@@ -15,7 +15,9 @@ import CIAPSupport
 /// byte, or a flipped bit anywhere, makes exactly the frames it touches
 /// invalid; recovery keeps every valid frame before and after.
 public enum RecordFrame {
-    public static let magic: [UInt8] = [0x49, 0x41, 0x50, 0x72]  // "IAPr"
+    /// "IAPr" as the little-endian u32 a frame starts with.
+    static let magicWord: UInt32 = 0x7250_4149
+    public static let magic: [UInt8] = withUnsafeBytes(of: magicWord.littleEndian) { Array($0) }
     public static let headerSize = 12
     /// Larger payloads are refused on write and treated as damage on read.
     public static let maxPayload = 1 << 20
@@ -25,8 +27,8 @@ public enum RecordFrame {
         // The header is built in place and the array grown once, doubling:
         // four small appends cost more than the CRC of a whole record.
         let len = UInt32(payload.count)
-        // Magic, length, CRC: each a little-endian u32 ("IAPr" is 0x72504149).
-        var header: (UInt32, UInt32, UInt32) = (UInt32(0x7250_4149).littleEndian, len.littleEndian, 0)
+        // Magic, length, CRC: each a little-endian u32.
+        var header: (UInt32, UInt32, UInt32) = (magicWord.littleEndian, len.littleEndian, 0)
         var crc = withUnsafeBytes(of: &header.1) { iapc_crc32c(0, $0.baseAddress, 4) }
         crc = payload.withUnsafeBytes { iapc_crc32c(crc, $0.baseAddress, $0.count) }
         header.2 = crc.littleEndian
