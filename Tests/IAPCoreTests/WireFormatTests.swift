@@ -102,4 +102,90 @@ struct WireFormatTests {
         #expect(v["e"]?.stringValue == escaped)
         #expect(v["z"]?.stringValue == "")
     }
+
+    /// The escape check as written before it read eight bytes at a time.
+    private static func needsEscapeByBytes(_ b: [UInt8]) -> Bool {
+        b.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }
+    }
+
+    @Test("the word-at-a-time escape check agrees with a byte-by-byte one: every byte value at every place of 0-24 byte strings, and 20,000 random ones")
+    func escapeCheck() {
+        var cases: [[UInt8]] = []
+        for length in 0...24 {
+            // Padding below, at and above every boundary the check tests.
+            for pad: UInt8 in [0x41, 0x21, 0x23, 0x5B, 0x5D, 0x7E, 0x80, 0xFF] {
+                let base = [UInt8](repeating: pad, count: length)
+                cases.append(base)
+                for at in 0..<length {
+                    for v in 0...255 {
+                        var b = base
+                        b[at] = UInt8(v)
+                        cases.append(b)
+                    }
+                }
+            }
+        }
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let n = Int(rng.next() % 40)
+            // Mostly printable ASCII and UTF-8 bytes, now and then anything.
+            cases.append((0..<n).map { _ in rng.next() % 8 == 0 ? UInt8(truncatingIfNeeded: rng.next()) : UInt8(0x20 + rng.next() % 0x5F) | (rng.next() % 4 == 0 ? 0x80 : 0) })
+        }
+        var disagreements = 0
+        for b in cases {
+            let fast = b.withUnsafeBufferPointer { JSONBuffer.needsEscape($0) }
+            if fast != WireFormatTests.needsEscapeByBytes(b) {
+                disagreements += 1
+                if disagreements <= 3 { Issue.record("escape check of \(b): \(fast)") }
+            }
+        }
+        #expect(disagreements == 0)
+        #expect(cases.count > 400_000)
+    }
+
+    @Test("an integer sent as a JSON string (keys) is Swift's text in quotes: 0, ±1, powers of ten and neighbours, Int64.min and .max")
+    func quotedIntegers() throws {
+        var values: [Int64] = [0, 1, -1, .max, .min, .max - 1, .min + 1]
+        var p: Int64 = 1
+        for _ in 0..<18 {
+            p *= 10
+            values += [p - 1, p, p + 1, -(p - 1), -p, -(p + 1)]
+        }
+        for v in values {
+            var w = JSONObjectWriter()
+            w.intString("key", v)
+            w.int("n", v)
+            let text = String(decoding: w.finish(), as: UTF8.self)
+            #expect(text == "{\"key\":\"\(v)\",\"n\":\(v)}")
+        }
+    }
+
+    @Test("a field reads as true, false or null only when it is exactly that literal")
+    func literals() {
+        let o = JSONFields(Array(#"{"t":true,"f":false,"n":null,"s":"true","x":trues,"y":fals,"z":0}"#.utf8))
+        #expect(o["t"]?.boolValue == true && o["t"]?.isNull == false)
+        #expect(o["f"]?.boolValue == false)
+        #expect(o["n"]?.isNull == true && o["n"]?.boolValue == nil)
+        for name: StaticString in ["s", "z"] {
+            #expect(o[name]?.boolValue == nil && o[name]?.isNull == false)
+        }
+        // Not the writer's shape past "x": read up to there, no further.
+        #expect(o["x"]?.boolValue == nil)
+        #expect(o["y"] == nil || o["y"]?.boolValue == nil)
+    }
+
+    @Test("a JSON writer is a value: a copy written to after the copy leaves the original as it was, both ways")
+    func writerIsAValue() throws {
+        var a = JSONObjectWriter()
+        a.string("shared", "x")
+        var b = a
+        b.string("b", String(repeating: "y", count: 2_000))  // past the first buffer: b grows
+        a.int("a", 1)
+        var c = a
+        c.int("c", 3)  // same capacity: c takes memory of its own
+        a.bool("a2", true)
+        #expect(String(decoding: a.finish(), as: UTF8.self) == #"{"shared":"x","a":1,"a2":true}"#)
+        #expect(try JSONParser.parse(bytes: b.finish())["b"]?.stringValue?.count == 2_000)
+        #expect(String(decoding: c.finish(), as: UTF8.self) == #"{"shared":"x","a":1,"c":3}"#)
+    }
 }

@@ -11,8 +11,10 @@ public final class MessageQueue: @unchecked Sendable {
         /// The value, for the Swift API's queue. Nil in the C ABI's queue,
         /// which keeps only the JSON (a value holds a dozen strings, each
         /// retained and released whenever the item is copied), and for JSON
-        /// pushed as bytes (tests of the queue itself).
-        var message: BridgeMessage?
+        /// pushed as bytes (tests of the queue itself). Boxed: a
+        /// `BridgeMessage` inline would make every item hundreds of bytes,
+        /// copied whole at each push and pop.
+        var message: Box?
         /// The JSON, when rendered already (at push, for the C ABI's queue).
         var bytes: [UInt8]?
         var resultKey: Int64?
@@ -21,16 +23,26 @@ public final class MessageQueue: @unchecked Sendable {
         var isAnswer: Bool
     }
 
+    private final class Box {
+        let message: BridgeMessage
+        init(_ message: BridgeMessage) { self.message = message }
+    }
+
     private let lock = Lock()
-    private var items: [Item] = []
+    // `items`, `head`, `nextSeq`, `deliveryScheduled` and `ledger` are read
+    // and written only under `lock`, which is never held across a call out
+    // (`withLedger`'s body cannot reach them: they are private, and the
+    // lock is not recursive): Swift's run-time exclusivity checks on them
+    // (4 a poll, as many a push) can find nothing, and are off.
+    @exclusivity(unchecked) private var items: [Item] = []
     /// True for the C ABI's queues: JSON is rendered at push, on the SDK
     /// thread, so the game's poll only copies it. The Swift API's queue
     /// keeps values and renders nothing.
     private let rendersJSON: Bool
     /// Called (outside the lock) after each push: the Swift API's wake-up.
     private var wakeup: (@Sendable () -> Void)?
-    private var head = 0
-    private var nextSeq: UInt64 = 1
+    @exclusivity(unchecked) private var head = 0
+    @exclusivity(unchecked) private var nextSeq: UInt64 = 1
     /// Number of queued messages, readable without the lock (the per-frame
     /// empty poll reads only this). Owned by the caller when passed in.
     public let pendingCount: UnsafeMutablePointer<Int64>
@@ -45,7 +57,7 @@ public final class MessageQueue: @unchecked Sendable {
     private var drainJob: (@Sendable () -> Void)?
     /// A drain job is posted and has not yet found the queue empty: the
     /// pushes in between post nothing more.
-    private var deliveryScheduled = false
+    @exclusivity(unchecked) private var deliveryScheduled = false
     /// The bridge's one lifecycle state, held here (one queue per bridge)
     /// and read by its Coordinator too. Once closed the queue takes and hands
     /// out nothing: `close` makes it closed, or the bridge's close job before it.
@@ -54,7 +66,7 @@ public final class MessageQueue: @unchecked Sendable {
     /// What was handed out (C9's shown results, unpolled answers): told of
     /// every push and hand-out under this queue's lock, asked by the
     /// Coordinator through `withLedger`.
-    private var ledger = DeliveryLedger()
+    @exclusivity(unchecked) private var ledger = DeliveryLedger()
 
     public init(counter: UnsafeMutablePointer<Int64>? = nil, rendersJSON: Bool = true) {
         self.rendersJSON = rendersJSON
@@ -88,7 +100,7 @@ public final class MessageQueue: @unchecked Sendable {
         if rendersJSON {
             return push(Item(seq: 0, message: nil, bytes: message.json, resultKey: resultKey, isAnswer: message.answersRequest))
         }
-        return push(Item(seq: 0, message: message, bytes: nil, resultKey: resultKey, isAnswer: message.answersRequest))
+        return push(Item(seq: 0, message: Box(message), bytes: nil, resultKey: resultKey, isAnswer: message.answersRequest))
     }
 
     /// Queues JSON with no value behind it (tests of the queue's delivery).
@@ -123,7 +135,7 @@ public final class MessageQueue: @unchecked Sendable {
     public func pop() -> [UInt8]? {
         if isEmpty { return nil }
         guard let item = lock.withLock({ popLocked() }) else { return nil }
-        return item.bytes ?? item.message?.json ?? []
+        return item.bytes ?? item.message?.message.json ?? []
     }
 
     /// The next message as a value (the Swift API). Skips JSON pushed as
@@ -131,7 +143,7 @@ public final class MessageQueue: @unchecked Sendable {
     public func popMessage() -> BridgeMessage? {
         while !isEmpty {
             guard let item = lock.withLock({ popLocked() }) else { return nil }
-            if let m = item.message { return m }
+            if let m = item.message { return m.message }
         }
         return nil
     }
@@ -191,7 +203,7 @@ public final class MessageQueue: @unchecked Sendable {
                 return (m, l)
             }
             guard let (item, l) = next else { return }
-            var cstr = item.bytes ?? item.message?.json ?? []
+            var cstr = item.bytes ?? item.message?.message.json ?? []
             cstr.append(0)
             // The listener runs with no SDK lock held: it may call back into the SDK.
             cstr.withUnsafeBufferPointer { buf in

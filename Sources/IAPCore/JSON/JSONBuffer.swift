@@ -1,46 +1,71 @@
 /// Writes JSON text into a byte buffer. Every string goes through
 /// `appendString`, which escapes quotes, backslashes and all control
 /// characters, and passes any other Unicode (emoji, right-to-left) as UTF-8.
+///
+/// The buffer is memory of its own, not an `Array`: each append is one
+/// capacity check and one copy, with no exclusivity bookkeeping (a `"7"` is
+/// about 40 appends, and one is rendered per purchase and per result at an
+/// open). A value like any other: a copy that is written to first takes
+/// memory of its own (checked with the capacity, at each append).
+///
+/// Not `~Copyable`, though that would need no uniqueness check: a
+/// noncopyable type references `swift_runtimeSupportsNoncopyableTypes`, a
+/// runtime symbol iOS 15's Swift runtime lacks (`scripts/check-apple.sh`
+/// refused the link).
 public struct JSONBuffer {
-    /// The bytes written, then zeros up to the allocated size: each append
-    /// is one capacity check and one copy into the array's own memory
-    /// (`Array.append(contentsOf:)` costs about a hundred instructions a
-    /// call, and a message is tens of calls; thousands are built at an open).
-    private var storage: [UInt8]
-    private var length = 0
-
-    public init(capacity: Int = 256) { storage = [UInt8](repeating: 0, count: max(capacity, 16)) }
-
-    /// The JSON text written so far.
-    public var bytes: [UInt8] { Array(storage[0..<length]) }
-
-    /// The JSON text, without a copy; the buffer is left empty.
-    public mutating func take() -> [UInt8] {
-        storage.removeSubrange(length...)
-        defer { storage = []; length = 0 }
-        return storage
+    private final class Memory {
+        let base: UnsafeMutablePointer<UInt8>
+        init(capacity: Int) { base = .allocate(capacity: capacity) }
+        deinit { base.deallocate() }
     }
 
-    public var string: String { storage.withUnsafeBufferPointer { String(decoding: $0[0..<length], as: UTF8.self) } }
+    private var memory: Memory
+    private var capacity: Int
+    private var length = 0
+    private var base: UnsafeMutablePointer<UInt8> { memory.base }
 
-    /// Room for `n` more bytes (doubling, so appends stay linear).
+    public init(capacity: Int = 256) {
+        self.capacity = max(capacity, 16)
+        memory = Memory(capacity: self.capacity)
+    }
+
+    /// The JSON text written so far.
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: length)) }
+
+    /// The JSON text; the buffer is left empty.
+    public mutating func take() -> [UInt8] {
+        defer { length = 0 }
+        return bytes
+    }
+
+    public var string: String { String(decoding: UnsafeBufferPointer(start: base, count: length), as: UTF8.self) }
+
+    /// Room for `n` more bytes in memory this value alone holds (doubling,
+    /// so appends stay linear).
+    @inline(__always)
     private mutating func reserve(_ n: Int) {
-        guard length + n > storage.count else { return }
-        storage.append(contentsOf: repeatElement(0, count: max(storage.count, length + n - storage.count)))
+        if length + n > capacity || !isKnownUniquelyReferenced(&memory) { grow(n) }
+    }
+
+    @inline(never)
+    private mutating func grow(_ n: Int) {
+        let newCapacity = length + n > capacity ? max(capacity * 2, length + n) : capacity
+        let fresh = Memory(capacity: newCapacity)
+        fresh.base.initialize(from: base, count: length)
+        memory = fresh
+        capacity = newCapacity
     }
 
     private mutating func write(_ p: UnsafeRawPointer, _ n: Int) {
         guard n > 0 else { return }
         reserve(n)
-        let at = length
-        storage.withUnsafeMutableBytes { dst in dst.baseAddress!.advanced(by: at).copyMemory(from: p, byteCount: n) }
+        UnsafeMutableRawPointer(base + length).copyMemory(from: p, byteCount: n)
         length += n
     }
 
     private mutating func write(_ byte: UInt8) {
         reserve(1)
-        let at = length
-        storage.withUnsafeMutableBufferPointer { $0[at] = byte }
+        base[length] = byte
         length += 1
     }
 
@@ -48,57 +73,81 @@ public struct JSONBuffer {
 
     mutating func bytesAppend(_ b: [UInt8]) { b.withUnsafeBytes { if let p = $0.baseAddress { write(p, $0.count) } } }
 
-    /// `"` + `u` + `"` in one copy: what most strings need.
-    private mutating func writeQuoted(_ u: UnsafeBufferPointer<UInt8>) {
-        let n = u.count
-        reserve(n + 2)
-        let at = length
-        storage.withUnsafeMutableBufferPointer { b in
-            let p = b.baseAddress! + at
-            p[0] = 0x22
-            if n > 0 { (p + 1).update(from: u.baseAddress!, count: n) }
-            p[n + 1] = 0x22
-        }
-        length += n + 2
-    }
-
     /// `{"k":` (or `,"k":` when not `first`) in one copy: a message has
     /// about 25 field names.
     mutating func appendFieldName(_ k: StaticString, first: Bool) {
         let n = k.utf8CodeUnitCount
         reserve(n + 4)
-        let at = length
-        storage.withUnsafeMutableBufferPointer { b in
-            let p = b.baseAddress! + at
-            p[0] = first ? UInt8(ascii: "{") : UInt8(ascii: ",")
-            p[1] = 0x22
-            (p + 2).update(from: k.utf8Start, count: n)
-            p[n + 2] = 0x22
-            p[n + 3] = UInt8(ascii: ":")
-        }
+        let p = base + length
+        p[0] = first ? UInt8(ascii: "{") : UInt8(ascii: ",")
+        p[1] = 0x22
+        (p + 2).update(from: k.utf8Start, count: n)
+        p[n + 2] = 0x22
+        p[n + 3] = UInt8(ascii: ":")
         length += n + 4
     }
 
     public mutating func appendString(_ s: String) {
-        var s = s
-        s.withUTF8 { u in
-            if !u.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
-                writeQuoted(u)
-                return
-            }
-            write(0x22)
-            // The runs between escapes are copied whole.
-            var run = 0
-            for i in 0..<u.count {
-                let c = u[i]
-                if c >= 0x20 && c != 0x22 && c != 0x5C && c != 0x7F { continue }
-                if i > run { write(u.baseAddress! + run, i - run) }
-                appendEscape(c)
-                run = i + 1
-            }
-            if u.count > run { write(u.baseAddress! + run, u.count - run) }
-            write(0x22)
+        // Native and small strings are contiguous UTF-8; a bridged string
+        // (an NSString on Apple platforms) is copied once to be.
+        if s.utf8.withContiguousStorageIfAvailable({ appendUTF8($0) }) == nil {
+            var copy = s
+            copy.withUTF8 { appendUTF8($0) }
         }
+    }
+
+    private mutating func appendUTF8(_ u: UnsafeBufferPointer<UInt8>) {
+        let n = u.count
+        if !JSONBuffer.needsEscape(u) {
+            // `"` + `u` + `"` in one copy: what most strings need.
+            reserve(n + 2)
+            let p = base + length
+            p[0] = 0x22
+            if n > 0 { (p + 1).update(from: u.baseAddress!, count: n) }
+            p[n + 1] = 0x22
+            length += n + 2
+            return
+        }
+        write(0x22)
+        // The runs between escapes are copied whole.
+        var run = 0
+        for i in 0..<n {
+            let c = u[i]
+            if c >= 0x20 && c != 0x22 && c != 0x5C && c != 0x7F { continue }
+            if i > run { write(u.baseAddress! + run, i - run) }
+            appendEscape(c)
+            run = i + 1
+        }
+        if n > run { write(u.baseAddress! + run, n - run) }
+        write(0x22)
+    }
+
+    /// True when `u` holds a byte JSON must escape: a control character,
+    /// `"`, `\` or DEL. Eight bytes at a time: a word has a byte below 0x20,
+    /// or equal to `c`, when `(x - 0x20..)` / `(x ^ c.. ) - 0x01..` borrows
+    /// into the top bit of a byte whose own top bit is clear (exact for
+    /// "any such byte"; bytes of 0x80 and above, UTF-8's, never match).
+    static func needsEscape(_ u: UnsafeBufferPointer<UInt8>) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func hasZeroByte(_ v: UInt64) -> Bool { (v &- ones) & ~v & high != 0 }
+        guard let p = u.baseAddress else { return false }
+        let n = u.count
+        var i = 0
+        while i + 8 <= n {
+            let x = UInt64(littleEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
+            if (x &- 0x20 &* ones) & ~x & high != 0 || hasZeroByte(x ^ (0x22 &* ones))
+                || hasZeroByte(x ^ (0x5C &* ones)) || hasZeroByte(x ^ (0x7F &* ones)) {
+                return true
+            }
+            i += 8
+        }
+        while i < n {
+            let c = p[i]
+            if c < 0x20 || c == 0x22 || c == 0x5C || c == 0x7F { return true }
+            i += 1
+        }
+        return false
     }
 
     private mutating func appendEscape(_ c: UInt8) {
@@ -119,28 +168,31 @@ public struct JSONBuffer {
 
     /// Decimal digits, written straight into the buffer: no String is made
     /// (a "7" has five numbers, and an open with 1,000 results renders
-    /// 5,000 of them).
-    public mutating func appendInt(_ v: Int64) {
-        // 20 bytes hold Int64.min's "-9223372036854775808".
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        let n = withUnsafeMutableBytes(of: &digits) { d -> Int in
-            var m = v.magnitude
-            var i = 24
-            repeat {
-                i -= 1
-                d[i] = UInt8(truncatingIfNeeded: m % 10) &+ 0x30
-                m /= 10
-            } while m > 0
-            if v < 0 {
-                i -= 1
-                d[i] = UInt8(ascii: "-")
-            }
-            // Moved to the front, so the caller copies from offset 0.
-            let count = 24 - i
-            for j in 0..<count { d[j] = d[i + j] }
-            return count
+    /// 5,000 of them). `quoted`: as a JSON string (`"123"`), the way keys
+    /// are sent.
+    public mutating func appendInt(_ v: Int64, quoted: Bool = false) {
+        var m = v.magnitude
+        // The digit count first, so the digits go straight to their place.
+        var digits = 1
+        var power: UInt64 = 10
+        while m >= power {
+            digits += 1
+            if digits == 20 { break }  // 10^19 is the largest power below UInt64.max
+            power &*= 10
         }
-        withUnsafeBytes(of: &digits) { write($0.baseAddress!, n) }
+        let sign = v < 0 ? 1 : 0
+        let quotes = quoted ? 2 : 0
+        reserve(digits + sign + quotes)
+        let p = base + length
+        if quoted { p[0] = 0x22; p[digits + sign + 1] = 0x22 }
+        if sign == 1 { p[quotes / 2] = UInt8(ascii: "-") }
+        var q = p + quotes / 2 + sign + digits
+        repeat {
+            q -= 1
+            q.pointee = UInt8(truncatingIfNeeded: m % 10) &+ 0x30
+            m /= 10
+        } while m > 0
+        length += digits + sign + quotes
     }
 
     public mutating func appendValue(_ v: JSONValue) {
@@ -204,6 +256,9 @@ public struct JSONObjectWriter {
         if let v { buf.appendString(v) } else { buf.appendRaw("null") }
     }
     public mutating func int(_ k: StaticString, _ v: Int64) { key(k); buf.appendInt(v) }
+    /// An integer sent as a JSON string (`"key":"123"`, as keys are), with
+    /// no String made for it.
+    public mutating func intString(_ k: StaticString, _ v: Int64) { key(k); buf.appendInt(v, quoted: true) }
     public mutating func int(_ k: StaticString, _ v: Int64?) {
         key(k)
         if let v { buf.appendInt(v) } else { buf.appendRaw("null") }

@@ -60,14 +60,18 @@ public struct JSONFields {
     /// The first field with this name, or nil.
     public subscript(_ name: StaticString) -> JSONField? {
         let n = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
-        return bytes.withUnsafeBufferPointer { b -> JSONField? in
+        let found: Range<Int>? = bytes.withUnsafeBufferPointer { b in
+            // Names are short: compared here byte by byte, first byte first
+            // (most names differ there), rather than through memcmp.
             for f in fields where f.name.count == n.count {
-                if n.isEmpty || memcmp(b.baseAddress! + f.name.lowerBound, n.baseAddress!, n.count) == 0 {
-                    return JSONField(raw: bytes[f.value])
-                }
+                let p = b.baseAddress! + f.name.lowerBound
+                var i = 0
+                while i < n.count && p[i] == n[i] { i += 1 }
+                if i == n.count { return f.value }
             }
             return nil
         }
+        return found.map { JSONField(raw: bytes[$0]) }
     }
 
     /// The index of the quote that closes the string opening at `open`.
@@ -151,12 +155,24 @@ public struct JSONField {
     }
 
     public var boolValue: Bool? {
-        if raw.elementsEqual("true".utf8) { return true }
-        if raw.elementsEqual("false".utf8) { return false }
+        if isLiteral("true") { return true }
+        if isLiteral("false") { return false }
         return nil
     }
 
-    public var isNull: Bool { raw.elementsEqual("null".utf8) }
+    public var isNull: Bool { isLiteral("null") }
+
+    /// The value is exactly `word` (compared byte by byte: comparing with a
+    /// String's UTF-8 view goes through generic iteration, ten times slower).
+    private func isLiteral(_ word: StaticString) -> Bool {
+        let n = word.utf8CodeUnitCount
+        guard raw.count == n else { return false }
+        return raw.withUnsafeBufferPointer { b in
+            var i = 0
+            while i < n && b[i] == word.utf8Start[i] { i += 1 }
+            return i == n
+        }
+    }
 
     /// The value parsed in full (for arrays and objects), nil if invalid.
     public var value: JSONValue? { try? JSONParser.parse(bytes: Array(raw)) }

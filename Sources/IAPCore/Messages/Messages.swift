@@ -6,7 +6,7 @@ public enum Messages {
                                    originalID: String, price: String, currency: String, quantity: Int64) -> JSONObjectWriter {
         var w = JSONObjectWriter()
         w.string("type", "7")
-        w.string("key", String(key))
+        w.intString("key", key)
         w.string("productID", productID)
         w.string("result", result)
         w.string("resultName", resultName)
@@ -37,7 +37,7 @@ public enum Messages {
         w.string("storefront", t.storefront)
         w.offer(t.offer)
         if t.kind == .autoRenewableSubscription { w.bool("isUpgraded", t.isUpgraded) }
-        if let clickKey { w.string("clickKey", String(clickKey)) }
+        if let clickKey { w.intString("clickKey", clickKey) }
         w.string("environment", t.environment)
         if !t.verified {
             w.string("message", "the store's signature check failed for this transaction: do not grant it. It is left unfinished; if it verifies later, it arrives again as a success")
@@ -69,7 +69,7 @@ public enum Messages {
     public static func revoked(key: Int64, transaction t: StoreTransaction, origin: PurchaseOrigin) -> [UInt8] {
         var w = JSONObjectWriter()
         w.string("type", "revoked")
-        w.string("key", String(key))
+        w.intString("key", key)
         w.string("productID", t.productID)
         w.string("transactionID", t.id)
         w.string("originalTransactionID", t.originalID)
@@ -120,7 +120,7 @@ public enum Messages {
     public static func pending(key: Int64, productID: String, reason: PendingReason) -> [UInt8] {
         var w = JSONObjectWriter()
         w.string("type", "pending")
-        w.string("key", String(key))
+        w.intString("key", key)
         w.string("productID", productID)
         w.string("reason", reason.rawValue)
         return w.finish()
@@ -165,7 +165,7 @@ public enum Messages {
         w.int("code", Int64(code.rawValue))
         w.string("codeName", code.name)
         w.string("message", message)
-        if let key { w.string("key", String(key)) }
+        if let key { w.intString("key", key) }
         if let productID { w.string("productID", productID) }
         return w.finish()
     }
@@ -187,7 +187,7 @@ public enum Messages {
     public static func unvouched(key: Int64, productID: String, transactionID: String, reason: String) -> [UInt8] {
         var w = JSONObjectWriter()
         w.string("type", "unvouched")
-        w.string("key", String(key))
+        w.intString("key", key)
         w.string("productID", productID)
         w.string("transactionID", transactionID)
         w.string("reason", reason)
