@@ -2,26 +2,37 @@ import IAPCore
 
 /// The simulated App Store's own durable memory (in `simulator.stateDir`,
 /// outside the game's `dataDir`, so deleting `dataDir` plays a reinstall).
-/// An append-only log of JSON events in the same checksummed frames as the
-/// outbox. `durable: false` skips syncs (benchmarks: the store's durability
+/// An append-only log of events in the same checksummed frames as the
+/// outbox: charges in a binary form, everything else as JSON objects. `durable: false` skips syncs (benchmarks: the store's durability
 /// is Apple's, not the SDK's).
 final class SimStateLog {
     private let file: any DurableLog
     let durable: Bool
     static let fileName = "appstore.log"
 
-    /// Opens the log and returns it with the events it holds: the store
-    /// wrote each with JSONObjectWriter, so each is read field by field
-    /// (JSONFields), not as a JSON tree (thousands are read at every open).
-    /// One that is not a whole object is skipped.
-    static func open(directory: String, durable: Bool, storage: any LogStorage) throws(IAPError) -> (SimStateLog, [JSONFields]) {
+    /// One event of the log, as `open` read it.
+    enum Event {
+        /// A charge in the binary form (`SimTransaction.encoded`).
+        case charge(SimTransaction)
+        /// Any other event, and a charge written as JSON before the binary
+        /// form: read field by field (JSONFields), not as a JSON tree.
+        case fields(JSONFields)
+    }
+
+    /// Opens the log and returns it with the events it holds. One that is
+    /// neither a whole binary charge nor a whole JSON object is skipped.
+    static func open(directory: String, durable: Bool, storage: any LogStorage) throws(IAPError) -> (SimStateLog, [Event]) {
         let (file, scan, _) = try storage.openLog(directory: directory, name: fileName)
         if scan.tailBytes > 0 { try file.truncate(to: scan.validEnd) }
-        var events: [JSONFields] = []
+        var events: [Event] = []
         events.reserveCapacity(scan.records.count)
         for p in scan.records {
-            let fields = JSONFields(p)
-            if fields.isComplete { events.append(fields) }
+            if p.first == SimTransaction.binaryTag {
+                if let t = SimTransaction.decode(binary: p) { events.append(.charge(t)) }
+            } else {
+                let fields = JSONFields(p)
+                if fields.isComplete { events.append(.fields(fields)) }
+            }
         }
         return (SimStateLog(file: file, durable: durable), events)
     }

@@ -33,31 +33,121 @@ struct SimTransaction: Sendable {
     /// finished, or revoked and that not yet seen by the app.
     var isUnfinished: Bool { !finished || (revokedMs != nil && !revocationAcked) }
 
+    /// The first byte of a charge in the store's log written in binary
+    /// (`encoded`). Every other event, and every charge written before
+    /// this form, is a JSON object (`{`): a log holds both, and both are
+    /// read (`SimStateLog.open`). Binary because a log is replayed whole at
+    /// every open: a JSON charge cost about 10,000 instructions to read
+    /// back and 5,000 to write.
+    static let binaryTag: UInt8 = 0x01
+    private static let hasExpiry: UInt8 = 1 << 0
+    private static let hasToken: UInt8 = 1 << 1
+    private static let isVerified: UInt8 = 1 << 2
+    private static let isStoreInitiated: UInt8 = 1 << 3
+    private static let isFamilyShared: UInt8 = 1 << 4
+    private static let hasStorefront: UInt8 = 1 << 5
+    private static let hasOffer: UInt8 = 1 << 6
+    private static let knownBits: UInt8 = (1 << 7) - 1
+    private static let offerHasID: UInt8 = 1 << 0
+    private static let offerHasPaymentMode: UInt8 = 1 << 1
+    private static let offerHasPeriod: UInt8 = 1 << 2
+    private static let offerKnownBits: UInt8 = (1 << 3) - 1
+
+    /// The charge as the log keeps it: `binaryTag`; ID, original ID,
+    /// product, kind, purchase time; a mask naming the optional fields and
+    /// the flags; the optional fields present, in the mask's order, with the
+    /// price and quantity between the token and the storefront.
+    /// Little-endian integers, u16-length UTF-8 strings (`ByteWriter`).
     func encoded() -> [UInt8] {
-        var w = JSONObjectWriter()
-        w.string("e", "txn")
-        w.int("id", id)
-        w.int("orig", originalID)
-        w.string("product", productID)
-        w.string("kind", kind.rawValue)
-        w.int("at", purchaseMs)
-        w.int("exp", expiresMs)
-        w.string("token", token?.uuidString)
-        w.bool("verified", verified)
-        w.string("price", price)
-        w.bool("store", storeInitiated)
-        if familyShared { w.bool("family", true) }
-        if quantity != 1 { w.int("qty", quantity) }
-        if let storefront { w.string("sf", storefront) }
+        var w = ByteWriter()
+        w.u8(SimTransaction.binaryTag)
+        w.i64(id)
+        w.i64(originalID)
+        w.str16(productID)
+        w.str16(kind.rawValue)
+        w.i64(purchaseMs)
+        var mask: UInt8 = 0
+        if expiresMs != nil { mask |= SimTransaction.hasExpiry }
+        if token != nil { mask |= SimTransaction.hasToken }
+        if verified { mask |= SimTransaction.isVerified }
+        if storeInitiated { mask |= SimTransaction.isStoreInitiated }
+        if familyShared { mask |= SimTransaction.isFamilyShared }
+        if storefront != nil { mask |= SimTransaction.hasStorefront }
+        if offer != nil { mask |= SimTransaction.hasOffer }
+        w.u8(mask)
+        if let expiresMs { w.i64(expiresMs) }
+        if let token { w.raw(token.bytes) }
+        w.str16(price)
+        w.i64(quantity)
+        if let storefront { w.str16(storefront) }
         if let offer {
-            w.string("ofk", offer.kind.rawValue)
-            w.string("ofi", offer.id)
-            w.string("ofm", offer.paymentMode?.rawValue)
-            w.string("ofp", offer.period)
+            w.str16(offer.kind.rawValue)
+            var has: UInt8 = 0
+            if offer.id != nil { has |= SimTransaction.offerHasID }
+            if offer.paymentMode != nil { has |= SimTransaction.offerHasPaymentMode }
+            if offer.period != nil { has |= SimTransaction.offerHasPeriod }
+            w.u8(has)
+            if let id = offer.id { w.str16(id) }
+            if let mode = offer.paymentMode { w.str16(mode.rawValue) }
+            if let period = offer.period { w.str16(period) }
         }
-        return w.finish()
+        return w.out
     }
 
+    /// A charge `encoded` wrote; nil for anything else (a short or damaged
+    /// record, a flag this version does not know, bytes left over).
+    static func decode(binary bytes: [UInt8]) -> SimTransaction? {
+        var r = ByteReader(bytes)
+        guard r.u8() == binaryTag, let id = r.i64(), let orig = r.i64(), let product = r.str16(),
+              let kind = r.str16().flatMap(ProductKind.init(rawValue:)), let at = r.i64(),
+              let mask = r.u8(), mask & ~knownBits == 0
+        else { return nil }
+        var expires: Int64? = nil
+        if mask & hasExpiry != 0 {
+            guard let e = r.i64() else { return nil }
+            expires = e
+        }
+        var token: PurchaseToken? = nil
+        if mask & hasToken != 0 {
+            guard let b = r.raw(16), let t = PurchaseToken(bytes: b) else { return nil }
+            token = t
+        }
+        guard let price = r.str16(), let quantity = r.i64() else { return nil }
+        var t = SimTransaction(id: id, originalID: orig, productID: product, kind: kind, purchaseMs: at, price: price)
+        t.expiresMs = expires
+        t.token = token
+        t.verified = mask & isVerified != 0
+        t.storeInitiated = mask & isStoreInitiated != 0
+        t.familyShared = mask & isFamilyShared != 0
+        // As the JSON form reads it: a quantity StoreKit would not make is one.
+        if (1...10).contains(quantity) { t.quantity = quantity }
+        if mask & hasStorefront != 0 {
+            guard let sf = r.str16() else { return nil }
+            t.storefront = sf
+        }
+        if mask & hasOffer != 0 {
+            guard let k = r.str16().flatMap(TransactionOffer.Kind.init(rawValue:)), let has = r.u8(),
+                  has & ~offerKnownBits == 0 else { return nil }
+            var offer = TransactionOffer(kind: k)
+            if has & offerHasID != 0 {
+                guard let v = r.str16() else { return nil }
+                offer.id = v
+            }
+            if has & offerHasPaymentMode != 0 {
+                guard let v = r.str16().flatMap(TransactionOffer.PaymentMode.init(rawValue:)) else { return nil }
+                offer.paymentMode = v
+            }
+            if has & offerHasPeriod != 0 {
+                guard let v = r.str16() else { return nil }
+                offer.period = v
+            }
+            t.offer = offer
+        }
+        return r.remaining == 0 ? t : nil
+    }
+
+    /// A charge written as JSON (before the binary form): still read, so a
+    /// store's log from an earlier version keeps its purchases.
     static func decode(_ o: JSONFields) -> SimTransaction? {
         guard let id = o["id"]?.int64Value, let orig = o["orig"]?.int64Value, let product = o["product"]?.stringValue,
               let kind = o["kind"]?.stringValue.flatMap(ProductKind.init(rawValue:)), let at = o["at"]?.int64Value,

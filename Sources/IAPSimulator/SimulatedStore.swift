@@ -97,7 +97,12 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         do throws(IAPError) {
             let (log, events) = try SimStateLog.open(directory: options.stateDir, durable: options.durable, storage: storage)
             let s = SimulatedStore(config: config, options: options, catalog: catalog, log: log, lockFD: fd)
-            for e in events { s.replay(e) }
+            for e in events {
+                switch e {
+                case .charge(let t): s.insert(t)
+                case .fields(let f): s.replay(f)
+                }
+            }
             s.lastEntitlementIDs = s.entitlementIDsLocked()
             if s.originalApp == nil {
                 let now = s.nowLocked()
@@ -140,7 +145,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     private func replay(_ e: JSONFields) {
         guard let kind = e["e"]?.stringValue else { return }
         switch kind {
-        case "txn":
+        case "txn":  // a charge written before the binary form
             guard let t = SimTransaction.decode(e) else { return }
             insert(t)
         case "fin":

@@ -3,6 +3,17 @@ import Testing
 
 @Suite("JSON parser and writer")
 struct JSONTests {
+    /// 0, ±1, Int64.min and .max and their neighbours, each power of ten and its neighbours.
+    static let edgeIntegers: [Int64] = {
+        var values: [Int64] = [0, 1, -1, .max, .min, .max - 1, .min + 1]
+        var p: Int64 = 1
+        for _ in 0..<18 {
+            p *= 10
+            values += [p - 1, p, p + 1, -(p - 1), -p, -(p + 1)]
+        }
+        return values
+    }()
+
     @Test("accepts valid documents and keeps number literals exact")
     func accepts() throws {
         let v = try JSONParser.parse(#"{"a":[1,-2.5e3,true,false,null],"k":"9223372036854775807","n":9223372036854775807,"s":"\u00e9\ud83d\ude00"}"#)
@@ -41,12 +52,7 @@ struct JSONTests {
 
     @Test("integers are written as Swift writes them: 0, ±1, each power of ten and its neighbours, Int64.min and .max, 100,000 random values")
     func integers() throws {
-        var values: [Int64] = [0, 1, -1, .max, .min, .max - 1, .min + 1]
-        var p: Int64 = 1
-        for _ in 0..<18 {
-            p *= 10
-            values += [p - 1, p, p + 1, -(p - 1), -p, -(p + 1)]
-        }
+        var values = JSONTests.edgeIntegers
         var rng = SystemRandomNumberGenerator()
         for _ in 0..<100_000 { values.append(Int64(bitPattern: rng.next()) >> Int64(rng.next() % 63)) }
         for v in values {

@@ -30,10 +30,11 @@ public final class MessageQueue: @unchecked Sendable {
 
     private let lock = Lock()
     // `items`, `head`, `nextSeq`, `deliveryScheduled` and `ledger` are read
-    // and written only under `lock`, which is never held across a call out
-    // (`withLedger`'s body cannot reach them: they are private, and the
-    // lock is not recursive): Swift's run-time exclusivity checks on them
-    // (4 a poll, as many a push) can find nothing, and are off.
+    // and written only under `lock`, and nothing called while it is held
+    // can reach them (they are private; `withLedger`'s body and
+    // `delivery.post` cannot, and the lock is not recursive): Swift's
+    // run-time exclusivity checks on them (4 a poll, as many a push) can
+    // find nothing, and are off.
     @exclusivity(unchecked) private var items: [Item] = []
     /// True for the C ABI's queues: JSON is rendered at push, on the SDK
     /// thread, so the game's poll only copies it. The Swift API's queue

@@ -2,72 +2,28 @@
 /// `appendString`, which escapes quotes, backslashes and all control
 /// characters, and passes any other Unicode (emoji, right-to-left) as UTF-8.
 ///
-/// The buffer is memory of its own, not an `Array`: each append is one
-/// capacity check and one copy, with no exclusivity bookkeeping (a `"7"` is
-/// about 40 appends, and one is rendered per purchase and per result at an
-/// open). A value like any other: a copy that is written to first takes
-/// memory of its own (checked with the capacity, at each append).
-///
-/// Not `~Copyable`, though that would need no uniqueness check: a
-/// noncopyable type references `swift_runtimeSupportsNoncopyableTypes`, a
-/// runtime symbol iOS 15's Swift runtime lacks (`scripts/check-apple.sh`
-/// refused the link).
+/// The bytes go into a `ByteBuffer`: each append is one capacity check and
+/// one copy (a `"7"` is about 40 appends, and one is rendered per purchase
+/// and per result at an open).
 public struct JSONBuffer {
-    private final class Memory {
-        let base: UnsafeMutablePointer<UInt8>
-        init(capacity: Int) { base = .allocate(capacity: capacity) }
-        deinit { base.deallocate() }
-    }
+    private var out: ByteBuffer
 
-    private var memory: Memory
-    private var capacity: Int
-    private var length = 0
-    private var base: UnsafeMutablePointer<UInt8> { memory.base }
-
-    public init(capacity: Int = 256) {
-        self.capacity = max(capacity, 16)
-        memory = Memory(capacity: self.capacity)
-    }
+    public init(capacity: Int = 256) { out = ByteBuffer(capacity: capacity) }
 
     /// The JSON text written so far.
-    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: length)) }
+    public var bytes: [UInt8] { out.bytes }
 
     /// The JSON text; the buffer is left empty.
     public mutating func take() -> [UInt8] {
-        defer { length = 0 }
-        return bytes
+        defer { out.removeAll() }
+        return out.bytes
     }
 
-    public var string: String { String(decoding: UnsafeBufferPointer(start: base, count: length), as: UTF8.self) }
+    public var string: String { out.withBytes { String(decoding: $0, as: UTF8.self) } }
 
-    /// Room for `n` more bytes in memory this value alone holds (doubling,
-    /// so appends stay linear).
-    @inline(__always)
-    private mutating func reserve(_ n: Int) {
-        if length + n > capacity || !isKnownUniquelyReferenced(&memory) { grow(n) }
-    }
+    private mutating func write(_ p: UnsafeRawPointer, _ n: Int) { out.append(p, n) }
 
-    @inline(never)
-    private mutating func grow(_ n: Int) {
-        let newCapacity = length + n > capacity ? max(capacity * 2, length + n) : capacity
-        let fresh = Memory(capacity: newCapacity)
-        fresh.base.initialize(from: base, count: length)
-        memory = fresh
-        capacity = newCapacity
-    }
-
-    private mutating func write(_ p: UnsafeRawPointer, _ n: Int) {
-        guard n > 0 else { return }
-        reserve(n)
-        UnsafeMutableRawPointer(base + length).copyMemory(from: p, byteCount: n)
-        length += n
-    }
-
-    private mutating func write(_ byte: UInt8) {
-        reserve(1)
-        base[length] = byte
-        length += 1
-    }
+    private mutating func write(_ byte: UInt8) { out.append(byte) }
 
     public mutating func appendRaw(_ s: StaticString) { write(s.utf8Start, s.utf8CodeUnitCount) }
 
@@ -77,14 +33,13 @@ public struct JSONBuffer {
     /// about 25 field names.
     mutating func appendFieldName(_ k: StaticString, first: Bool) {
         let n = k.utf8CodeUnitCount
-        reserve(n + 4)
-        let p = base + length
+        let p = out.reserve(n + 4)
         p[0] = first ? UInt8(ascii: "{") : UInt8(ascii: ",")
         p[1] = 0x22
         (p + 2).update(from: k.utf8Start, count: n)
         p[n + 2] = 0x22
         p[n + 3] = UInt8(ascii: ":")
-        length += n + 4
+        out.advance(by: n + 4)
     }
 
     public mutating func appendString(_ s: String) {
@@ -100,12 +55,11 @@ public struct JSONBuffer {
         let n = u.count
         if !JSONBuffer.needsEscape(u) {
             // `"` + `u` + `"` in one copy: what most strings need.
-            reserve(n + 2)
-            let p = base + length
+            let p = out.reserve(n + 2)
             p[0] = 0x22
             if n > 0 { (p + 1).update(from: u.baseAddress!, count: n) }
             p[n + 1] = 0x22
-            length += n + 2
+            out.advance(by: n + 2)
             return
         }
         write(0x22)
@@ -182,8 +136,7 @@ public struct JSONBuffer {
         }
         let sign = v < 0 ? 1 : 0
         let quotes = quoted ? 2 : 0
-        reserve(digits + sign + quotes)
-        let p = base + length
+        let p = out.reserve(digits + sign + quotes)
         if quoted { p[0] = 0x22; p[digits + sign + 1] = 0x22 }
         if sign == 1 { p[quotes / 2] = UInt8(ascii: "-") }
         var q = p + quotes / 2 + sign + digits
@@ -192,7 +145,7 @@ public struct JSONBuffer {
             q.pointee = UInt8(truncatingIfNeeded: m % 10) &+ 0x30
             m /= 10
         } while m > 0
-        length += digits + sign + quotes
+        out.advance(by: digits + sign + quotes)
     }
 
     public mutating func appendValue(_ v: JSONValue) {

@@ -9,10 +9,11 @@ import Darwin
 /// The top-level fields of a JSON object that JSONObjectWriter wrote
 /// (compact: `{"name":value,...}`, no spaces), found in one pass over the
 /// bytes without building a tree. For records written as JSON and read
-/// back by the thousand: the simulated store's log (every open), and the
-/// results outbox format 1 stored as text (`OutboxV1Migration`, once per
-/// old file; format 2 stores facts and parses nothing at open). Kept in
-/// the core for that migration; the simulator uses it too.
+/// back by the thousand: the simulated store's log (its events, and the
+/// charges it wrote before it wrote them in binary), and the results
+/// outbox format 1 stored as text (`OutboxV1Migration`, once per old file;
+/// format 2 stores facts and parses nothing at open). Kept in the core for
+/// that migration; the simulator uses it too.
 ///
 /// Reading stops at the first byte that is not what the writer makes; the
 /// fields before it are kept and `isComplete` is false. A nested object or

@@ -1,0 +1,92 @@
+/// The record codec's bytes: little-endian integers and length-prefixed
+/// strings, written by `ByteWriter` and read back, never trapping, by
+/// `ByteReader`. The outbox's records (`OutboxEntry`, `ResultFactsCodec`)
+/// and the simulated store's charges (`SimTransaction`) use them.
+
+/// Writes a record: each integer or string is one append into a
+/// `ByteBuffer` of 256 bytes to start with (a result record is ~200).
+public struct ByteWriter {
+    private var buffer = ByteBuffer(capacity: 256)
+
+    public init() {}
+
+    /// The bytes written.
+    public var out: [UInt8] { buffer.bytes }
+    public mutating func u8(_ v: UInt8) { buffer.append(v) }
+    public mutating func u16(_ v: UInt16) { buffer.append(raw: v.littleEndian) }
+    public mutating func u32(_ v: UInt32) { buffer.append(raw: v.littleEndian) }
+    public mutating func u64(_ v: UInt64) { buffer.append(raw: v.littleEndian) }
+    public mutating func raw(_ b: [UInt8]) { b.withUnsafeBytes { if let p = $0.baseAddress { buffer.append(p, $0.count) } } }
+    /// At most 65,535 bytes of the string's UTF-8 (longer ones are cut).
+    public mutating func str16(_ s: String) {
+        ByteWriter.withUTF8(s) { b in
+            let n = min(b.count, 0xFFFF)
+            u16(UInt16(n))
+            if let p = b.baseAddress { buffer.append(p, n) }
+        }
+    }
+    /// A string of any length: u32 length, then its UTF-8 bytes.
+    public mutating func str32(_ s: String) {
+        ByteWriter.withUTF8(s) { b in
+            u32(UInt32(b.count))
+            if let p = b.baseAddress { buffer.append(p, b.count) }
+        }
+    }
+    /// `s`'s UTF-8 without copying a native or small string (a bridged one,
+    /// an NSString on Apple platforms, is copied once).
+    private static func withUTF8(_ s: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        if s.utf8.withContiguousStorageIfAvailable(body) == nil {
+            var copy = s
+            copy.withUTF8(body)
+        }
+    }
+    public mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
+}
+
+/// Reads a record back: a read is nil when the bytes left are too few or
+/// not what it reads, never a trap (after a nil, the record is refused
+/// whole: where the reader stands then means nothing).
+public struct ByteReader {
+    let b: [UInt8]
+    var pos = 0
+    public init(_ b: [UInt8]) { self.b = b }
+    public var remaining: Int { b.count - pos }
+    public mutating func u8() -> UInt8? { guard remaining >= 1 else { return nil }; defer { pos += 1 }; return b[pos] }
+    public mutating func u16() -> UInt16? { littleEndian(UInt16.self) }
+    public mutating func u32() -> UInt32? { littleEndian(UInt32.self) }
+    public mutating func u64() -> UInt64? { littleEndian(UInt64.self) }
+    /// The next `T`'s bytes, little-endian, read in one load.
+    private mutating func littleEndian<T: FixedWidthInteger>(_: T.Type) -> T? {
+        let n = MemoryLayout<T>.size
+        guard remaining >= n else { return nil }
+        let at = pos
+        pos += n
+        return b.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: T.self)) }
+    }
+    public mutating func str16() -> String? { u16().flatMap { text(Int($0)) } }
+    public mutating func str32() -> String? { u32().flatMap { text(Int($0)) } }
+    /// The next `n` bytes as text; nil when fewer are left or they are not UTF-8.
+    private mutating func text(_ n: Int) -> String? {
+        guard remaining >= n else { return nil }
+        let start = pos
+        pos += n
+        return b.withUnsafeBufferPointer { all in
+            let s = UnsafeBufferPointer(rebasing: all[start..<(start + n)])
+            // Nearly every field is ASCII: one pass, no second validation.
+            if s.allSatisfy({ $0 < 0x80 }) { return String(decoding: s, as: UTF8.self) }
+            return UTF8Text.string(validating: s)
+        }
+    }
+    public mutating func bytes32() -> [UInt8]? {
+        guard let n = u32(), remaining >= Int(n) else { return nil }
+        defer { pos += Int(n) }
+        return Array(b[pos..<(pos + Int(n))])
+    }
+
+    public mutating func i64() -> Int64? { u64().map { Int64(bitPattern: $0) } }
+    public mutating func raw(_ n: Int) -> [UInt8]? {
+        guard remaining >= n else { return nil }
+        defer { pos += n }
+        return Array(b[pos..<(pos + n)])
+    }
+}

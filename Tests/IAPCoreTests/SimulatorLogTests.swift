@@ -1,0 +1,137 @@
+import Foundation
+import IAPCore
+@testable import IAPSimulator
+import Testing
+
+/// The simulated store's log keeps its charges in a binary form; charges an
+/// earlier version wrote as JSON are still read, in the same log.
+@Suite("Simulated store's log: binary charges, JSON ones still read")
+struct SimulatorLogTests {
+    /// Charges with every optional field present and absent, every flag,
+    /// and each offer field alone.
+    static func variety() -> [SimTransaction] {
+        var out: [SimTransaction] = []
+        let offers: [TransactionOffer?] = [
+            nil, TransactionOffer(kind: .introductory), TransactionOffer(kind: .winBack, id: "wb1"),
+            TransactionOffer(kind: .code, paymentMode: .oneTime), TransactionOffer(kind: .promotional, period: "P1W"),
+            TransactionOffer(kind: .winBack, id: "wb-é", paymentMode: .freeTrial, period: "P1M"),
+        ]
+        var id: Int64 = 1_500_000_000_000_001
+        for mask in 0..<64 {
+            for offer in offers {
+                var t = SimTransaction(id: id, originalID: mask & 1 != 0 ? id : 1_500_000_000_000_000, productID: "vip_monthly",
+                                       kind: mask & 2 != 0 ? .autoRenewableSubscription : .consumable,
+                                       purchaseMs: 1_700_000_000_000 + Int64(mask), price: mask & 4 != 0 ? "0.99" : "12345.6789")
+                t.expiresMs = mask & 8 != 0 ? 1_702_592_000_000 : nil
+                t.token = mask & 16 != 0 ? PurchaseToken(key: 1_700_000_000_123 + Int64(mask), install: 0x2AB_CDEF) : nil
+                t.verified = mask & 32 == 0
+                t.storeInitiated = mask % 3 == 0
+                t.familyShared = mask % 5 == 0
+                t.quantity = Int64(1 + mask % 10)
+                t.storefront = mask % 7 == 0 ? nil : "FRA"
+                t.offer = offer
+                out.append(t)
+                id += 1
+            }
+        }
+        return out
+    }
+
+    static func same(_ a: SimTransaction, _ b: SimTransaction) -> Bool {
+        a.storeTransaction(currency: "EUR") == b.storeTransaction(currency: "EUR") && a.quantity == b.quantity
+            && a.storeInitiated == b.storeInitiated && a.price == b.price && a.token == b.token
+    }
+
+    @Test("a charge reads back as it was written: 384 charges, every optional field present and absent")
+    func roundTrip() throws {
+        let all = SimulatorLogTests.variety()
+        #expect(all.count == 384)
+        for t in all {
+            let bytes = t.encoded()
+            #expect(bytes.first == SimTransaction.binaryTag)
+            let back = try #require(SimTransaction.decode(binary: bytes))
+            #expect(SimulatorLogTests.same(t, back), "charge \(t.id) changed on the way back")
+            #expect(back.encoded() == bytes)
+        }
+    }
+
+    @Test("a damaged charge reads as nothing, never a trap: every cut, every flag this version does not know, a byte too many, a wrong first byte")
+    func damaged() {
+        var t = SimulatorLogTests.variety()[383]
+        t.offer = TransactionOffer(kind: .winBack, id: "wb", paymentMode: .payAsYouGo, period: "P1M")
+        let bytes = t.encoded()
+        for n in 0..<bytes.count {
+            #expect(SimTransaction.decode(binary: Array(bytes[..<n])) == nil, "cut at \(n) of \(bytes.count) read as a charge")
+        }
+        #expect(SimTransaction.decode(binary: bytes + [0]) == nil)
+        #expect(SimTransaction.decode(binary: [0x7B] + bytes.dropFirst()) == nil)
+        // The flags' mask follows the tag, two IDs, two strings and a time.
+        var reader = ByteReader(bytes)
+        _ = reader.u8(); _ = reader.i64(); _ = reader.i64(); _ = reader.str16(); _ = reader.str16(); _ = reader.i64()
+        let maskAt = bytes.count - reader.remaining
+        var unknown = bytes
+        unknown[maskAt] |= 0x80
+        #expect(SimTransaction.decode(binary: unknown) == nil)
+    }
+
+    /// The JSON an earlier version wrote for a charge.
+    static func jsonCharge(id: Int64, product: String, kind: String, token: PurchaseToken?) -> [UInt8] {
+        var w = JSONObjectWriter()
+        w.string("e", "txn")
+        w.int("id", id)
+        w.int("orig", id)
+        w.string("product", product)
+        w.string("kind", kind)
+        w.int("at", 1_700_000_000_000)
+        w.int("exp", nil)
+        w.string("token", token?.uuidString)
+        w.bool("verified", true)
+        w.string("price", "0.99")
+        w.bool("store", false)
+        return w.finish()
+    }
+
+    @Test("a log an earlier version wrote (JSON charges) keeps its purchases, and new charges go beside them in binary")
+    func upgradeKeepsOldCharges() throws {
+        let env = TestEnv()
+        try FileManager.default.createDirectory(atPath: env.stateDir, withIntermediateDirectories: true)
+        let oldConsumable: Int64 = 1_400_000_000_000_001, oldOwned: Int64 = 1_400_000_000_000_002
+        var log: [UInt8] = []
+        RecordFrame.encode(SimulatorLogTests.jsonCharge(id: oldConsumable, product: "coins_100", kind: "consumable",
+                                                        token: PurchaseToken(key: 42)), into: &log)
+        RecordFrame.encode(SimulatorLogTests.jsonCharge(id: oldOwned, product: "remove_ads", kind: "nonConsumable", token: nil),
+                           into: &log)
+        var fins = JSONObjectWriter()
+        fins.string("e", "fins")
+        fins.value("ids", .array([.number(String(oldOwned))]))
+        RecordFrame.encode(fins.finish(), into: &log)
+        try Data(log).write(to: URL(fileURLWithPath: env.stateDir + "/" + SimStateLog.fileName))
+
+        func byID(_ b: Bridge) throws -> [String: JSONValue] {
+            var out: [String: JSONValue] = [:]
+            for t in try b.transactions() { out[t["transactionID"]?.stringValue ?? ""] = t }
+            return out
+        }
+        var b = try env.open()
+        var txns = try byID(b)
+        #expect(txns.count == 2)
+        #expect(txns[String(oldConsumable)]?["finished"] == .bool(false) && txns[String(oldConsumable)]?["key"] == .string("42"))
+        #expect(txns[String(oldOwned)]?["finished"] == .bool(true) && txns[String(oldOwned)]?["kind"] == .string("nonConsumable"))
+        _ = b.drain()
+        let key = try b.buy("coins_100", 1_700_000_000_555)
+        let new = try #require(b.drainResults().first { $0["key"]?.stringValue == String(key) }?["transactionID"]?.stringValue)
+        b.close()
+
+        // The log now holds both forms; a reopen reads all three charges.
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: env.stateDir + "/" + SimStateLog.fileName)))
+        let scan = RecordFrame.scan(bytes)
+        #expect(scan.records.filter { $0.first == SimTransaction.binaryTag }.count == 1)
+        #expect(scan.records.filter { $0.first == UInt8(ascii: "{") }.count >= 3)
+        b = try env.open()
+        txns = try byID(b)
+        #expect(Set(txns.keys) == [String(oldConsumable), String(oldOwned), new])
+        #expect(txns[new]?["productID"] == .string("coins_100") && txns[new]?["key"] == .string(String(key)))
+        #expect(txns[String(oldOwned)]?["finished"] == .bool(true))
+        b.close()
+    }
+}
