@@ -57,14 +57,15 @@ struct SimTransaction: Sendable {
     /// product, kind, purchase time; a mask naming the optional fields and
     /// the flags; the optional fields present, in the mask's order, with the
     /// price and quantity between the token and the storefront.
-    /// Little-endian integers, u16-length UTF-8 strings (`ByteWriter`).
+    /// Little-endian integers, u32-length UTF-8 strings (`ByteWriter`:
+    /// never cut, whatever a catalog names its storefront).
     func encoded() -> [UInt8] {
         var w = ByteWriter()
         w.u8(SimTransaction.binaryTag)
         w.i64(id)
         w.i64(originalID)
-        w.str16(productID)
-        w.str16(kind.rawValue)
+        w.str32(productID)
+        w.str32(kind.rawValue)
         w.i64(purchaseMs)
         var mask: UInt8 = 0
         if expiresMs != nil { mask |= SimTransaction.hasExpiry }
@@ -77,19 +78,19 @@ struct SimTransaction: Sendable {
         w.u8(mask)
         if let expiresMs { w.i64(expiresMs) }
         if let token { w.raw(token.bytes) }
-        w.str16(price)
+        w.str32(price)
         w.i64(quantity)
-        if let storefront { w.str16(storefront) }
+        if let storefront { w.str32(storefront) }
         if let offer {
-            w.str16(offer.kind.rawValue)
+            w.str32(offer.kind.rawValue)
             var has: UInt8 = 0
             if offer.id != nil { has |= SimTransaction.offerHasID }
             if offer.paymentMode != nil { has |= SimTransaction.offerHasPaymentMode }
             if offer.period != nil { has |= SimTransaction.offerHasPeriod }
             w.u8(has)
-            if let id = offer.id { w.str16(id) }
-            if let mode = offer.paymentMode { w.str16(mode.rawValue) }
-            if let period = offer.period { w.str16(period) }
+            if let id = offer.id { w.str32(id) }
+            if let mode = offer.paymentMode { w.str32(mode.rawValue) }
+            if let period = offer.period { w.str32(period) }
         }
         return w.out
     }
@@ -98,8 +99,8 @@ struct SimTransaction: Sendable {
     /// record, a flag this version does not know, bytes left over).
     static func decode(binary bytes: [UInt8]) -> SimTransaction? {
         var r = ByteReader(bytes)
-        guard r.u8() == binaryTag, let id = r.i64(), let orig = r.i64(), let product = r.str16(),
-              let kind = r.str16().flatMap(ProductKind.init(rawValue:)), let at = r.i64(),
+        guard r.u8() == binaryTag, let id = r.i64(), let orig = r.i64(), let product = r.str32(),
+              let kind = r.str32().flatMap(ProductKind.init(rawValue:)), let at = r.i64(),
               let mask = r.u8(), mask & ~knownBits == 0
         else { return nil }
         var expires: Int64? = nil
@@ -112,7 +113,7 @@ struct SimTransaction: Sendable {
             guard let b = r.raw(16), let t = PurchaseToken(bytes: b) else { return nil }
             token = t
         }
-        guard let price = r.str16(), let quantity = r.i64() else { return nil }
+        guard let price = r.str32(), let quantity = r.i64() else { return nil }
         var t = SimTransaction(id: id, originalID: orig, productID: product, kind: kind, purchaseMs: at, price: price)
         t.expiresMs = expires
         t.token = token
@@ -122,23 +123,23 @@ struct SimTransaction: Sendable {
         // As the JSON form reads it: a quantity StoreKit would not make is one.
         if (1...10).contains(quantity) { t.quantity = quantity }
         if mask & hasStorefront != 0 {
-            guard let sf = r.str16() else { return nil }
+            guard let sf = r.str32() else { return nil }
             t.storefront = sf
         }
         if mask & hasOffer != 0 {
-            guard let k = r.str16().flatMap(TransactionOffer.Kind.init(rawValue:)), let has = r.u8(),
+            guard let k = r.str32().flatMap(TransactionOffer.Kind.init(rawValue:)), let has = r.u8(),
                   has & ~offerKnownBits == 0 else { return nil }
             var offer = TransactionOffer(kind: k)
             if has & offerHasID != 0 {
-                guard let v = r.str16() else { return nil }
+                guard let v = r.str32() else { return nil }
                 offer.id = v
             }
             if has & offerHasPaymentMode != 0 {
-                guard let v = r.str16().flatMap(TransactionOffer.PaymentMode.init(rawValue:)) else { return nil }
+                guard let v = r.str32().flatMap(TransactionOffer.PaymentMode.init(rawValue:)) else { return nil }
                 offer.paymentMode = v
             }
             if has & offerHasPeriod != 0 {
-                guard let v = r.str16() else { return nil }
+                guard let v = r.str32() else { return nil }
                 offer.period = v
             }
             t.offer = offer

@@ -67,11 +67,20 @@ struct SimulatorLogTests {
         #expect(SimTransaction.decode(binary: [0x7B] + bytes.dropFirst()) == nil)
         // The flags' mask follows the tag, two IDs, two strings and a time.
         var reader = ByteReader(bytes)
-        _ = reader.u8(); _ = reader.i64(); _ = reader.i64(); _ = reader.str16(); _ = reader.str16(); _ = reader.i64()
+        _ = reader.u8(); _ = reader.i64(); _ = reader.i64(); _ = reader.str32(); _ = reader.str32(); _ = reader.i64()
         let maskAt = bytes.count - reader.remaining
         var unknown = bytes
         unknown[maskAt] |= 0x80
         #expect(SimTransaction.decode(binary: unknown) == nil)
+    }
+
+    @Test("strings of any length are kept whole: a storefront of 70,000 bytes of two-byte characters reads back as it was")
+    func longStrings() throws {
+        var t = SimulatorLogTests.variety()[7]
+        t.storefront = String(repeating: "é", count: 35_000)
+        t.offer = TransactionOffer(kind: .winBack, id: String(repeating: "ü", count: 33_000), period: "P1M")
+        let back = try #require(SimTransaction.decode(binary: t.encoded()))
+        #expect(back.storefront == t.storefront && back.offer == t.offer)
     }
 
     /// The JSON an earlier version wrote for a charge.
