@@ -3,8 +3,9 @@ import IAPCore
 /// The simulated App Store's own durable memory (in `simulator.stateDir`,
 /// outside the game's `dataDir`, so deleting `dataDir` plays a reinstall).
 /// An append-only log of events in the same checksummed frames as the
-/// outbox: charges in a binary form, everything else as JSON objects. `durable: false` skips syncs (benchmarks: the store's durability
-/// is Apple's, not the SDK's).
+/// outbox: charges in a binary form, everything else as JSON objects.
+/// `durable: false` skips syncs (benchmarks: the store's durability is
+/// Apple's, not the SDK's).
 final class SimStateLog {
     private let file: any DurableLog
     let durable: Bool

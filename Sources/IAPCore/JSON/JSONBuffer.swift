@@ -67,7 +67,7 @@ public struct JSONBuffer {
         var run = 0
         for i in 0..<n {
             let c = u[i]
-            if c >= 0x20 && c != 0x22 && c != 0x5C && c != 0x7F { continue }
+            if !JSONBuffer.isEscaped(c) { continue }
             if i > run { write(u.baseAddress! + run, i - run) }
             appendEscape(c)
             run = i + 1
@@ -97,12 +97,16 @@ public struct JSONBuffer {
             i += 8
         }
         while i < n {
-            let c = p[i]
-            if c < 0x20 || c == 0x22 || c == 0x5C || c == 0x7F { return true }
+            if isEscaped(p[i]) { return true }
             i += 1
         }
         return false
     }
+
+    /// The one byte test behind every escape: a control character, `"`,
+    /// `\` or DEL.
+    @inline(__always)
+    static func isEscaped(_ c: UInt8) -> Bool { c < 0x20 || c == 0x22 || c == 0x5C || c == 0x7F }
 
     private mutating func appendEscape(_ c: UInt8) {
         switch c {
@@ -192,7 +196,7 @@ public struct JSONObjectWriter {
     }
 
     private static func needsNoEscape(_ k: StaticString) -> Bool {
-        UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount).allSatisfy { $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C && $0 != 0x7F }
+        !JSONBuffer.needsEscape(UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount))
     }
 
     public mutating func string(_ k: StaticString, _ v: String) { key(k); buf.appendString(v) }

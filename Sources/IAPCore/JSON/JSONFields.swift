@@ -60,19 +60,23 @@ public struct JSONFields {
 
     /// The first field with this name, or nil.
     public subscript(_ name: StaticString) -> JSONField? {
-        let n = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        let n = name.utf8CodeUnitCount
         let found: Range<Int>? = bytes.withUnsafeBufferPointer { b in
-            // Names are short: compared here byte by byte, first byte first
-            // (most names differ there), rather than through memcmp.
-            for f in fields where f.name.count == n.count {
-                let p = b.baseAddress! + f.name.lowerBound
-                var i = 0
-                while i < n.count && p[i] == n[i] { i += 1 }
-                if i == n.count { return f.value }
+            for f in fields where f.name.count == n {
+                if JSONFields.sameBytes(b.baseAddress! + f.name.lowerBound, name.utf8Start, n) { return f.value }
             }
             return nil
         }
         return found.map { JSONField(raw: bytes[$0]) }
+    }
+
+    /// The `n` bytes at `a` and at `b` are the same. Byte by byte: the
+    /// names and literals compared here are a few bytes long, and differ in
+    /// the first byte more often than not (memcmp is a call through the PLT).
+    static func sameBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        var i = 0
+        while i < n && a[i] == b[i] { i += 1 }
+        return i == n
     }
 
     /// The index of the quote that closes the string opening at `open`.
@@ -168,11 +172,7 @@ public struct JSONField {
     private func isLiteral(_ word: StaticString) -> Bool {
         let n = word.utf8CodeUnitCount
         guard raw.count == n else { return false }
-        return raw.withUnsafeBufferPointer { b in
-            var i = 0
-            while i < n && b[i] == word.utf8Start[i] { i += 1 }
-            return i == n
-        }
+        return raw.withUnsafeBufferPointer { b in n == 0 || JSONFields.sameBytes(b.baseAddress!, word.utf8Start, n) }
     }
 
     /// The value parsed in full (for arrays and objects), nil if invalid.
