@@ -106,6 +106,15 @@ frame_poll_p50_us pos
 frame_poll_p99_us pos
 frame_poll_max_us pos
 frame_poll_calls pos
+frame_wake_floor_p50_us num
+frame_wake_floor_p99_us pos
+frame_wake_floor_max_us pos
+frame_wake_floor_calls pos
+frame_cold_refused_request_p50_us pos
+frame_cold_refused_request_p99_us pos
+frame_cold_refused_request_max_us pos
+frame_cold_refused_request_calls pos
+frame_request_products_p99_vs_wake_floor pos
 frame_slow_buy_click_p50_us pos
 frame_slow_buy_click_p99_us pos
 frame_slow_buy_click_max_us pos

@@ -26,6 +26,14 @@ bl_handoff *bl_handoff_open(int fd);
 int bl_handoff_commit(bl_handoff *h, const void *bytes, size_t n);
 void bl_handoff_close(bl_handoff *h);
 
+/* The wake floor (wake.c): a job handed to a thread sleeping on a condition
+ * variable, the caller returning at once (as a game-facing call posts its
+ * job to the SDK's thread); the thread runs each job for job_us. */
+typedef struct bl_wake bl_wake;
+bl_wake *bl_wake_open(long job_us);
+void bl_wake_post(bl_wake *w);
+void bl_wake_close(bl_wake *w);
+
 /* Writes all n bytes (retrying short writes and EINTR); 0 or -1. Shared by
  * the file baselines so each is the same write plus its own syncs. */
 int bl_write_all(int fd, const void *bytes, size_t n);

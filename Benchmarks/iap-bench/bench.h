@@ -31,6 +31,9 @@ typedef struct {
     bl_handoff *(*handoff_open)(int);
     int (*handoff_commit)(bl_handoff *, const void *, size_t);
     void (*handoff_close)(bl_handoff *);
+    bl_wake *(*wake_open)(long);
+    void (*wake_post)(bl_wake *);
+    void (*wake_close)(bl_wake *);
     void (*empty_call)(void); /* bl_empty_call: an empty exported C function of a dlopen'ed library */
 } baseline_api;
 

@@ -10,9 +10,12 @@
  *   meanwhile); N product requests and N restores, each followed by a
  *   purchase so the SDK thread has disk work queued behind them, in rounds
  *   of 30 (the request bound: 64 a second), a second of polling between
- *   rounds. The first request of a round wakes an SDK thread that went to
- *   sleep: on this VM that wake-up (a futex wake of an idle vCPU) costs the
- *   caller 45-60 us, so 6 of the 200 requests show it and set their p99.
+ *   rounds. The first request of a round runs cold and wakes an SDK thread
+ *   that went to sleep: 6 of the 200 requests show it and set their p99.
+ *   frame_wake_floor_* (a C thread woken the same way) and
+ *   frame_cold_refused_request_* (the same first call, refused: nothing
+ *   woken) split that cost: on this VM the wake is ~11 us, the cold path
+ *   the rest (BENCHMARKS.md, stop 29).
  *
  * Wall-clock per call (now_us around the call); the machine is shared, so a
  * max can show a preemption rather than the SDK: the run prints the load. */
@@ -143,8 +146,67 @@ static void run(const char *prefix, long sync_delay_us, int n) {
     report(prefix, "poll", &poll);
 }
 
+/* frame_wake_floor_*: the same rounds as the requests above (30 calls, then
+ * a second of polling with 100 us sleeps), each call handing a job to a C
+ * thread sleeping on a condition variable (wake.c), which works 20 us on it;
+ * two more jobs follow each timed one, as a restore and a purchase follow
+ * each request. The first call of a round wakes a thread that slept for a
+ * second: what no design that keeps the work off the game's thread avoids,
+ * short of a thread that never sleeps. */
+static void wake_floor(int n) {
+    bl_wake *w = BL.wake_open(20);
+    if (!w) die("bl_wake_open failed");
+    samples wake = {0};
+    for (int i = 0; i < n; i++) {
+        if (i % 30 == 0) {
+            double until = now_us() + 1.05e6;
+            while (now_us() < until) usleep(100);
+        }
+        double t0 = now_us();
+        BL.wake_post(w);
+        add(&wake, now_us() - t0);
+        BL.wake_post(w);
+        BL.wake_post(w);
+    }
+    BL.wake_close(w);
+    report("frame_", "wake_floor", &wake);
+}
+
+/* frame_cold_refused_request_*: the first call after a second of polling
+ * (as the first request of each round above), but a request the SDK refuses
+ * on the game's thread ([\"coins_100\",7]: IAP_E_BAD_JSON), so that no job is
+ * posted and no thread woken: what the call's own path costs when its code
+ * and data went cold (on this VM the first request of a round costs tens of
+ * microseconds where the wake floor above is ~10). One sample a round. */
+static void cold_refused_request(const char *dir, int rounds) {
+    iap_bridge *b = bridge_open(dir);
+    bridge_drain(b);
+    samples cold = {0};
+    for (int i = 0; i < rounds; i++) {
+        double until = now_us() + 1.05e6;
+        while (now_us() < until) {
+            char *m = SDK.poll(b);
+            if (m) SDK.free(m); else usleep(100);
+        }
+        double t0 = now_us();
+        int32_t rc = SDK.request_products(b, "[\"coins_100\",7]");
+        add(&cold, now_us() - t0);
+        if (rc == IAP_OK) die("a request naming 7 as a product was accepted");
+    }
+    bridge_close(b);
+    report("frame_", "cold_refused_request", &cold);
+}
+
 void bench_frame(void) {
     int n = OPT.quick ? 20 : 200;
     run("frame_", 0, n);
+    wake_floor(n);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/frame-cold", OPT.dir);
+    cold_refused_request(dir, OPT.quick ? 2 : 7);
+    double request, floor;
+    if (figure_value("frame_request_products_p99_us", &request) && figure_value("frame_wake_floor_p99_us", &floor)
+        && floor > 0)
+        figure("frame_request_products_p99_vs_wake_floor", request / floor, "x");
     run("frame_slow_", 20000, OPT.quick ? 10 : 100);
 }

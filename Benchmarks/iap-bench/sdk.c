@@ -44,4 +44,7 @@ void load_baselines(const char *path) {
     BL.handoff_open = sym(h, path, "bl_handoff_open");
     BL.handoff_commit = sym(h, path, "bl_handoff_commit");
     BL.handoff_close = sym(h, path, "bl_handoff_close");
+    BL.wake_open = sym(h, path, "bl_wake_open");
+    BL.wake_post = sym(h, path, "bl_wake_post");
+    BL.wake_close = sym(h, path, "bl_wake_close");
 }

@@ -172,7 +172,7 @@ struct SimTransaction: Sendable {
 
     func storeTransaction(currency: String) -> StoreTransaction {
         StoreTransaction(
-            id: String(id), originalID: String(originalID), productID: productID, kind: kind, purchaseDateMs: purchaseMs,
+            id: UTF8Text.decimal(id), originalID: UTF8Text.decimal(originalID), productID: productID, kind: kind, purchaseDateMs: purchaseMs,
             expiresDateMs: expiresMs, revocationDateMs: revokedMs, revocationReason: revokeReason,
             price: Price.times(price, quantity),
             currency: currency, quantity: quantity, token: token, verified: verified, jws: nil, environment: "simulator",

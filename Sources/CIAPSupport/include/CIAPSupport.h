@@ -28,6 +28,10 @@ static inline int64_t *iapc_registry_table(void) { return iapc_registry_storage;
 /* CRC32C (Castagnoli), as used by iSCSI/ext4/LevelDB. `crc` is the running
  * value (0 to start). */
 uint32_t iapc_crc32c(uint32_t crc, const void *data, size_t len);
+/* Tests: the same CRC from the tables alone, and whether iapc_crc32c runs
+ * on the CPU's CRC32C instruction (1) or on the tables (0). */
+uint32_t iapc_crc32c_tables(uint32_t crc, const void *data, size_t len);
+int iapc_crc32c_uses_hardware(void);
 
 /* The CRC32C of A||B from crc(A) and crc(B): crc(B) ^ iapc_crc32c_shift(crc(A), |B|).
  * iapc_crc32c_shift(c, n) multiplies c by x^(8n) modulo the polynomial, in

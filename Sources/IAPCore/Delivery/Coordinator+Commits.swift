@@ -37,8 +37,8 @@ extension Coordinator {
         assertOwner()
         guard !closed else { return }
         let ids = outbox.recordIDs(withKey: key)
-        assert(ids.count == 1, "C9: key \(key) has \(ids.count) live results")
-        guard let id = ids.first else { return }
+        assert(ids?.count == 1, "C9: key \(key) has \(ids?.count ?? 0) live results")
+        guard let id = ids?.first else { return }
         outbox.confirm([id])
         scheduleCommit()
     }

@@ -34,8 +34,7 @@ extension Coordinator {
     /// transaction, or any for `txn` nil), or a failure, even confirmed.
     func clickHasResult(_ k: Int64, besides txn: String?) -> Bool {
         if outbox.clickFailed(k) { return true }
-        guard let txn else { return outbox.hasLive(key: k) }
-        return outbox.records(withKey: k).contains { $0.transactionID != txn }
+        return outbox.hasLive(key: k, otherThan: txn)
     }
 
     /// The key of transaction `txn` (an outbox transaction ID) answering
@@ -43,7 +42,7 @@ extension Coordinator {
     /// past a live record of another transaction with the same key.
     func lateKey(click k: Int64, transaction txn: String) -> Int64 {
         var key = Coordinator.hashKey("c:\(k):" + txn)
-        while outbox.records(withKey: key).contains(where: { $0.transactionID != txn }) { key -= 1 }
+        while outbox.hasLive(key: key, otherThan: txn) { key -= 1 }
         return key
     }
 
@@ -53,7 +52,7 @@ extension Coordinator {
         // Seeded "t:<id>" or "r:<id>": keys derived by earlier versions stay the same.
         var k = Coordinator.hashKey(TransactionTag(t.id, flavor).encoded)
         // Probe past a live record of another transaction with the same key.
-        while outbox.records(withKey: k).contains(where: { $0.transactionID != t.id }) { k -= 1 }
+        while outbox.hasLive(key: k, otherThan: t.id) { k -= 1 }
         return k
     }
 

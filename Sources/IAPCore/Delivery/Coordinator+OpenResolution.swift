@@ -30,87 +30,87 @@ extension Coordinator {
     /// transaction for consumables (a record copied under another key is not
     /// a second purchase); rebuilt from the store's facts. The others are
     /// dropped, and the game is told.
-    func resolveHeld(unfinished: Set<String>?, owned: [StoreTransaction]?) {
+    func resolveHeld(unfinished: [String]?, owned: [StoreTransaction]?) {
         assertOwner()
-        // Each record's fields are read once and travel with it.
-        var toCheck: [(record: OutboxRecord, stored: StoredPurchase)] = []
-        toCheck.reserveCapacity(heldAtOpen?.count ?? 0)
-        if let unfinished, let held = heldAtOpen {
-            heldAtOpen = nil
-            for r in held {
-                guard let stored = StoredPurchase(r) else { continue }  // never held (start)
-                if unfinished.contains(Outbox.storeTransactionID(r.transactionID)) { toCheck.append((r, stored)); continue }
+        guard let held else { return }
+        // Each record's fields were read once (HeldRecords.Entry) and travel
+        // with it, uncopied.
+        var rekeyed: [(transaction: StoreTransaction, slot: Int)] = []
+        if let unfinished, held.isWaitingForUnfinished {
+            let listed = held.listedSlots(unfinished)
+            for e in held.takeWaiting() {
+                if listed[e.slot] { resolve(e, ownedFacts: nil, held: held, rekeyed: &rekeyed); continue }
                 // Something owned (a non-consumable, a subscription) can be
                 // finished while a record of it is live: two clicks on it,
                 // the second's confirm finishing the shared transaction.
                 // The player's entitlements decide for those.
-                if stored.alreadyOwned || stored.kind != .consumable {
-                    heldOwned.append((r, stored))  // its entitlements decide
+                if e.stored.alreadyOwned || e.stored.kind != .consumable {
+                    held.park(e)  // its entitlements decide
                 } else {
-                    reject(r, stored: stored, "the store does not list transaction \(r.transactionID) as unfinished (finished already, or never made): an old, copied or edited outbox record")
+                    reject(e.record, stored: e.stored, "the store does not list transaction \(e.record.transactionID) as unfinished (finished already, or never made): an old, copied or edited outbox record")
                 }
             }
         }
         // The owned transaction that vouches for a record: its facts, like a
         // re-delivered transaction's, decide what the game is shown (a record
         // naming another product than the transaction it borrows is dropped).
-        var ownedFacts: [String: StoreTransaction] = [:]
-        if let owned, !heldOwned.isEmpty {
+        if let owned, held.hasParked {
             var byID: [String: StoreTransaction] = [:]
             var byOriginal: [String: StoreTransaction] = [:]
             for t in owned { byID[t.id] = t; byOriginal[t.originalID] = t }
-            for (r, stored) in heldOwned {
-                let original = stored.originalID
-                if let t = byID[r.transactionID] ?? byOriginal[r.transactionID] ?? byID[original] ?? byOriginal[original] {
-                    ownedFacts[r.transactionID] = t
-                    toCheck.append((r, stored))
+            for e in held.takeParked() {
+                let txn = e.record.transactionID, original = e.stored.originalID
+                if let t = byID[txn] ?? byOriginal[txn] ?? byID[original] ?? byOriginal[original] {
+                    resolve(e, ownedFacts: t, held: held, rekeyed: &rekeyed)
                 } else {
-                    reject(r, stored: stored, "the player does not own what the record says (transaction \(r.transactionID))")
+                    reject(e.record, stored: e.stored, "the player does not own what the record says (transaction \(txn))")
                 }
-            }
-            heldOwned = []
-        }
-        var rekeyed: [StoreTransaction] = []
-        for (r, stored) in toCheck {
-            let storedProduct = stored.productID
-            let reported = reportedAtStart[Outbox.storeTransactionID(r.transactionID)]
-            let facts = reported ?? ownedFacts[r.transactionID]
-            // The key, like the rest, comes from the store's facts where they
-            // say it (the transaction itself, re-delivered at start).
-            let vouched = r.kind == .purchase ? reported.flatMap { vouchedKey($0, record: r, stored: stored) } : nil
-            if r.kind == .unverified, facts?.verified == true {
-                // It verifies now: its success was stored on its own (once);
-                // this result 6 has nothing left to say.
-                outbox.reject(r.id)
-                scheduleCommit()
-            } else if let t = facts, t.productID != storedProduct {
-                reject(r, stored: stored, "the record names \(storedProduct), the store's transaction \(t.productID)")
-            } else if deliveredAtStart.contains(r.transactionID)
-                        && (facts?.kind ?? stored.kind) == .consumable {
-                reject(r, stored: stored, "a second record of transaction \(r.transactionID): one purchase, one result")
-            } else if let t = reported, let v = vouched, v.key != r.key {
-                // A rewritten key would have the game grant a purchase it
-                // granted already (issue 21): dropped, and the transaction
-                // is delivered again under the key its token names (the
-                // game ignores a key it granted).
-                let from = v.clickKey.map { "derived from click \($0), which its purchase token names and which had a result before" }
-                    ?? (v.key > 0 ? "the click its purchase token names" : "derived from its transaction ID: no click of the game")
-                reject(r, stored: stored, "the record's key \(r.key) is not the key of the store's transaction \(t.id), \(v.key) (\(from)): an edited outbox record; the transaction is delivered under key \(v.key)")
-                rekeyed.append(t)
-            } else {
-                deliveredAtStart.insert(r.transactionID)
-                queue.push(rebuilt(r, stored: stored, facts: facts, clickKey: vouched.map(\.clickKey) ?? stored.clickKey),
-                           resultKey: r.key)
             }
         }
         // The transactions of records dropped for their key, once no other
         // record of theirs is delivered: handled as the store delivers them,
         // after this job (a failed write is then retried like any result).
-        for t in rekeyed where !deliveredAtStart.contains(t.id) {
-            deliveredAtStart.insert(t.id)
+        for (t, slot) in rekeyed where !held.wasDelivered(slot: slot) {
+            held.markDelivered(slot: slot)
             executor.post { [weak self] in self?.handle(.transaction(t, .update)) }
         }
-        if heldAtOpen == nil && heldOwned.isEmpty { reportedAtStart = [:]; deliveredAtStart = []; heldTransactions = [] }
+        if !held.isWaitingForUnfinished && !held.hasParked { self.held = nil }
+    }
+
+    /// One held record the store vouches for (listed unfinished, or owned
+    /// as `ownedFacts` says): delivered rebuilt from the store's facts, or
+    /// dropped and reported when they contradict it.
+    private func resolve(_ e: HeldRecords.Entry, ownedFacts: StoreTransaction?, held: HeldRecords,
+                         rekeyed: inout [(transaction: StoreTransaction, slot: Int)]) {
+        let r = e.record, stored = e.stored
+        let reported = held.reportedTransaction(e)
+        let facts = reported ?? ownedFacts
+        // The key, like the rest, comes from the store's facts where they
+        // say it (the transaction itself, re-delivered at start).
+        let vouched = r.kind == .purchase ? reported.flatMap { vouchedKey($0, record: r, stored: stored) } : nil
+        if r.kind == .unverified, facts?.verified == true {
+            // It verifies now: its success was stored on its own (once);
+            // this result 6 has nothing left to say.
+            outbox.reject(r.id)
+            scheduleCommit()
+        } else if let t = facts, t.productID != stored.productID {
+            reject(r, stored: stored, "the record names \(stored.productID), the store's transaction \(t.productID)")
+        } else if held.wasDelivered(e) && (facts?.kind ?? stored.kind) == .consumable {
+            reject(r, stored: stored, "a second record of transaction \(r.transactionID): one purchase, one result")
+        } else if let t = reported, let v = vouched, v.key != r.key {
+            // A rewritten key would have the game grant a purchase it
+            // granted already (issue 21): dropped, and the transaction
+            // is delivered again under the key its token names (the
+            // game ignores a key it granted).
+            let from = v.clickKey.map { "derived from click \($0), which its purchase token names and which had a result before" }
+                ?? (v.key > 0 ? "the click its purchase token names" : "derived from its transaction ID: no click of the game")
+            reject(r, stored: stored, "the record's key \(r.key) is not the key of the store's transaction \(t.id), \(v.key) (\(from)): an edited outbox record; the transaction is delivered under key \(v.key)")
+            rekeyed.append((t, e.slot))
+        } else {
+            held.markDelivered(e)
+            queue.push(rebuilt(r, stored: stored, facts: facts, clickKey: vouched.map(\.clickKey) ?? stored.clickKey),
+                       resultKey: r.key)
+        }
     }
 
     func reject(_ r: OutboxRecord, stored: StoredPurchase, _ reason: String) {

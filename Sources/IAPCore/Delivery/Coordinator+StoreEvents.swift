@@ -33,12 +33,16 @@ extension Coordinator {
         case .products(let answer):
             queue.push(BridgeMessage.products(answer))
         case .unfinished(let ids):
-            let unfinished = Set(ids)
-            resolveHeld(unfinished: unfinished, owned: nil)
+            resolveHeld(unfinished: ids, owned: nil)
             // Tombstones of confirmed unverified results stay while the store
-            // lists them (tested by name, without a second set of tags).
+            // lists them (tested by name, without a second set of tags). The
+            // set is made when a tombstone asks (none at a first open).
+            var unfinished: Set<String>? = nil
             do throws(IAPError) {
-                try outbox.forgetFinished { unfinished.contains(Outbox.storeTransactionID($0)) }
+                try outbox.forgetFinished { id in
+                    if unfinished == nil { unfinished = Set(ids) }
+                    return unfinished!.contains(Outbox.storeTransactionID(id))
+                }
             } catch {
                 queue.push(BridgeMessage.error(op: "outbox", code: error.code, message: error.message))
             }
@@ -66,11 +70,26 @@ extension Coordinator {
         assertOwner()
         // Kept only for the transactions of held records: the facts their
         // messages are rebuilt from.
-        if heldAtOpen != nil || !heldOwned.isEmpty, case .update = arrival, heldTransactions.contains(t.id) { reportedAtStart[t.id] = t }
+        if let held, case .update = arrival { held.noteReported(t) }
         // Whose click this answers: the purchase call's key, or the token's
         // (C5; a renewal carries its first purchase's token but is the store's).
         var click: Int64? = nil
         if case .purchase(let k) = arrival { click = k } else if !t.isRenewal, let k = t.token?.key, k > 0 { click = k }
+        let answersClick: Bool = { if case .purchase(let k) = arrival { return keys.isAwaiting(k) } else { return false } }()
+        let owned = t.kind != .consumable
+        let recordTxn = t.verified ? t.id : Outbox.unverifiedTag(t.id)
+        let live = outbox.liveRecordIDs(transaction: recordTxn, flavor: .transaction)
+        if live != nil || outbox.hasTombstone(transaction: recordTxn, flavor: .transaction) {
+            // Seen before (C4): only a new click on something owned gets its
+            // own answer (the existing transaction, no new charge).
+            guard answersClick, owned, let k = click, !(live?.contains(where: { outbox.key(ofLive: $0) == k }) ?? false) else {
+                // Confirmed before: make sure the store forgets it, but never
+                // before the confirm is durable (C3): a pending commit
+                // finishes it then.
+                if t.verified && live == nil && !outbox.isFinishPending(transaction: t.id) { store.finish(transactionID: t.id) }
+                return
+            }
+        }
         // A click another install or device made (StoreKit shows the token
         // to every device of the Apple ID; a reinstall is a new install) is
         // not this install's: origin "store". It keeps the click's key, so a
@@ -80,21 +99,6 @@ extension Coordinator {
             if case .purchase = arrival { return true }
             return t.token?.key(forInstall: install) != nil
         }()
-        let answersClick: Bool = { if case .purchase(let k) = arrival { return keys.isAwaiting(k) } else { return false } }()
-        let owned = t.kind != .consumable
-        let recordTxn = t.verified ? t.id : Outbox.unverifiedTag(t.id)
-        let live = outbox.liveRecords(transaction: recordTxn, flavor: .transaction)
-        if !live.isEmpty || outbox.hasTombstone(transaction: recordTxn, flavor: .transaction) {
-            // Seen before (C4): only a new click on something owned gets its
-            // own answer (the existing transaction, no new charge).
-            guard answersClick, owned, let k = click, !live.contains(where: { $0.key == k }) else {
-                // Confirmed before: make sure the store forgets it, but never
-                // before the confirm is durable (C3): a pending commit
-                // finishes it then.
-                if t.verified && live.isEmpty && !outbox.isFinishPending(transaction: t.id) { store.finish(transactionID: t.id) }
-                return
-            }
-        }
         let key: Int64
         var clickKey: Int64? = nil
         let origin: PurchaseOrigin
@@ -116,7 +120,7 @@ extension Coordinator {
         // take a paid item away: it takes nothing (and, like every
         // unverified transaction, is never finished: C6).
         guard t.verified else { return }
-        guard outbox.liveRecords(transaction: t.id, flavor: .revocation).isEmpty else { return }
+        guard outbox.liveRecordIDs(transaction: t.id, flavor: .revocation) == nil else { return }
         if outbox.hasTombstone(transaction: t.id, flavor: .revocation) {
             if !outbox.isFinishPending(transaction: t.id) { store.finish(transactionID: t.id) }
             return

@@ -62,17 +62,11 @@ public final class Coordinator: @unchecked Sendable {
     var storeFailed = false
     var retrying = false
     /// C11: purchase records found at open, held until the store says which
-    /// transactions it still lists as unfinished (`.unfinished`); only those
-    /// are delivered, rebuilt from the store's own facts where it reported
-    /// the transaction. Nil once resolved.
-    var heldAtOpen: [OutboxRecord]? = nil
-    /// Transactions the store reported at start, for rebuilding held records.
-    var reportedAtStart: [String: StoreTransaction] = [:]
-    var heldTransactions = Set<String>()
-    /// "Already owned" answers whose transaction is finished: they wait for
-    /// the store's entitlements at open to vouch for them.
-    var heldOwned: [(record: OutboxRecord, stored: StoredPurchase)] = []
-    var deliveredAtStart = Set<String>()
+    /// transactions it still lists as unfinished (`.unfinished`) or, for
+    /// something owned, until its entitlements at open; only those are
+    /// delivered, rebuilt from the store's own facts where it reported the
+    /// transaction at start. Nil once resolved.
+    var held: HeldRecords? = nil
 
     /// The file of version 1.0 that held its SDK key reservation; read as a floor.
     public static let keyReservationFile = "sdk-keys"
@@ -150,25 +144,22 @@ public final class Coordinator: @unchecked Sendable {
         // Failures and revocations grant nothing: delivered at once. Purchases
         // wait for the store to vouch for them (C11): the file is on the
         // player's device and may have been edited, replayed or restored.
-        var held: [OutboxRecord] = []
+        let held = HeldRecords(capacity: outbox.liveCount)
         var editedFound: [OutboxRecord] = []
         for r in outbox.liveRecords {
             switch r.kind {
             case .failure, .revocation:
                 if let shown = Coordinator.storedFailureOrRevocation(r) { queue.push(shown, resultKey: r.key) } else { editedFound.append(r) }
             case .purchase, .unverified:
-                if StoredPurchase(r) != nil { held.append(r) } else { editedFound.append(r) }
+                if let stored = StoredPurchase(r) { held.hold(r, stored) } else { editedFound.append(r) }
             }
         }
-        heldAtOpen = held
-        heldTransactions = Set(held.map { Outbox.storeTransactionID($0.transactionID) })
-        reportedAtStart.reserveCapacity(heldTransactions.count)
+        self.held = held
         let exec = executor
         store.attach(scheduler: StoreScheduler(executor: exec))
-        // Events are handled on the SDK thread, whichever thread reports them.
-        let sink: @Sendable (StoreEvent) -> Void = { [weak self] event in
-            exec.post { [weak self] in self?.handle(event) }
-        }
+        // Events are handled on the SDK thread, whichever thread reports
+        // them, a batch a job (StoreEventInbox).
+        let sink = StoreEventInbox().sink(to: exec) { [weak self] event in self?.handle(event) }
         let edited = editedFound
         exec.runAndWait { [self] in
             for r in edited {

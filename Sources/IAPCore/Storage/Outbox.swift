@@ -51,8 +51,8 @@ public final class Outbox {
     private let trustsLogAfterFailedSync: Bool
 
     private var live: [UInt64: OutboxRecord] = [:]
-    private var byKey: [Int64: [UInt64]] = [:]
-    private var byTransaction: [TransactionTag: [UInt64]] = [:]   // live ids
+    private var byKey: [Int64: RecordIDs] = [:]
+    private var byTransaction: [TransactionTag: RecordIDs] = [:]   // live ids
     /// flavor-prefixed txn -> true when it came from an earlier session.
     private var tombstones: [TransactionTag: Bool] = [:]
     private var nextID: UInt64 = 1
@@ -262,8 +262,8 @@ public final class Outbox {
         // A stored result answers its key's purchase; game keys are positive.
         if intents.removeValue(forKey: r.key) == nil { noteKey(r.key) }
         live[r.id] = r
-        byKey[r.key, default: []].append(r.id)
-        if let f = r.kind.flavor { byTransaction[TransactionTag(r.transactionID, f), default: []].append(r.id) }
+        Outbox.add(r.id, to: &byKey, at: r.key)
+        if let f = r.kind.flavor { Outbox.add(r.id, to: &byTransaction, at: TransactionTag(r.transactionID, f)) }
         liveBytes += r.facts.approximateSize + 40
     }
 
@@ -283,12 +283,19 @@ public final class Outbox {
         return r.transactionID
     }
 
+    /// Adds `id` to the index entry at `k` (one lookup: the common case is a new entry).
+    private static func add<K: Hashable>(_ id: UInt64, to index: inout [K: RecordIDs], at k: K) {
+        if let had = index.updateValue(RecordIDs(id), forKey: k) {
+            var ids = had
+            ids.append(id)
+            index[k] = ids
+        }
+    }
+
     /// Removes `id` from the index entry at `k` (dropping the entry when it empties).
-    private static func remove<K: Hashable>(_ id: UInt64, from index: inout [K: [UInt64]], at k: K) {
-        guard var ids = index.removeValue(forKey: k) else { return }
-        if ids.count == 1 && ids[0] == id { return }
-        ids.removeAll { $0 == id }
-        if !ids.isEmpty { index[k] = ids }
+    private static func remove<K: Hashable>(_ id: UInt64, from index: inout [K: RecordIDs], at k: K) {
+        guard let ids = index.removeValue(forKey: k) else { return }
+        if let left = ids.removing(id) { index[k] = left }
     }
 
     // MARK: Queries
@@ -306,15 +313,26 @@ public final class Outbox {
     public var liveCount: Int { live.count }
     public var tombstoneCount: Int { tombstones.count }
     /// IDs of the live records with this key, oldest first (no copies).
-    public func recordIDs(withKey key: Int64) -> [UInt64] { byKey[key] ?? [] }
-    public func records(withKey key: Int64) -> [OutboxRecord] { (byKey[key] ?? []).compactMap { live[$0] } }
+    public func recordIDs(withKey key: Int64) -> RecordIDs? { byKey[key] }
+    public func records(withKey key: Int64) -> [OutboxRecord] { byKey[key]?.compactMap { live[$0] } ?? [] }
+    /// True when a live record of another transaction than `txn` (an
+    /// outbox transaction ID) has this key; nil `txn`: any live record.
+    /// No copies: asked for every key derived or vouched for.
+    public func hasLive(key: Int64, otherThan txn: String?) -> Bool {
+        guard let ids = byKey[key] else { return false }
+        guard let txn else { return true }
+        return ids.contains { live[$0].map { $0.transactionID != txn } ?? false }
+    }
+    /// IDs of the live records of a transaction, oldest first (no copies).
+    public func liveRecordIDs(transaction txn: String, flavor: TombstoneFlavor) -> RecordIDs? {
+        byTransaction[TransactionTag(txn, flavor)]
+    }
+    /// The key of live record `id`.
+    public func key(ofLive id: UInt64) -> Int64? { live[id]?.key }
     public func hasLive(key: Int64) -> Bool { byKey[key] != nil }
     /// Purchases started and not answered yet, oldest first.
     public var openIntents: [Intent] { intents.values.sorted(by: Intent.isOlder) }
     public func intent(key: Int64) -> Intent? { intents[key] }
-    public func liveRecords(transaction txn: String, flavor: TombstoneFlavor) -> [OutboxRecord] {
-        (byTransaction[TransactionTag(txn, flavor)] ?? []).compactMap { live[$0] }
-    }
     public func hasTombstone(transaction txn: String, flavor: TombstoneFlavor) -> Bool {
         tombstones[TransactionTag(txn, flavor)] != nil
     }

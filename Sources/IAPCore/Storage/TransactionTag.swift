@@ -22,7 +22,7 @@ struct TransactionTag: Hashable {
         }
     }
 
-    var transactionID: String { number != 0 ? String(number) : text }
+    var transactionID: String { number != 0 ? UTF8Text.decimal(number) : text }
 
     /// The form forget records store: "t:" or "r:" and the ID.
     var encoded: String { (flavor == .transaction ? "t:" : "r:") + transactionID }

@@ -158,42 +158,90 @@ public enum ProductKind: String, Sendable, CaseIterable {
 }
 
 /// A transaction as every store describes it.
+///
+/// A value, kept behind one reference (copy-on-write): a transaction has a
+/// dozen strings and optionals, so a plain struct cost a retain and a
+/// release of each at every copy, about 1,000 instructions, and a result
+/// copies its transaction several times on its way from the store to the
+/// game (the event, the held record's facts, the message); a copy is now
+/// one retain. A change (`t.verified = false`) copies the fields first when
+/// another value shares them.
 public struct StoreTransaction: Sendable, Equatable {
-    public var id: String
-    public var originalID: String
-    public var productID: String
-    public var kind: ProductKind
-    public var purchaseDateMs: Int64
-    public var expiresDateMs: Int64?
-    public var revocationDateMs: Int64?
-    public var revocationReason: String?
+    /// The fields. Mutated only through `unique()`, so never while another
+    /// value (on any thread) holds the same box: safe to send. For the same
+    /// reason no two accesses to `v` can overlap, and Swift's run-time
+    /// exclusivity check (at every field read) is off.
+    final class Box: @unchecked Sendable {
+        @exclusivity(unchecked) var v: Values
+        init(_ v: Values) { self.v = v }
+    }
+
+    struct Values: Equatable {
+        var id: String
+        var originalID: String
+        var productID: String
+        var kind: ProductKind
+        var purchaseDateMs: Int64
+        var expiresDateMs: Int64?
+        var revocationDateMs: Int64?
+        var revocationReason: String?
+        var price: String
+        var currency: String
+        var quantity: Int64
+        var token: PurchaseToken?
+        var verified: Bool
+        var jws: String?
+        var environment: String
+        var isUpgraded: Bool
+        var isRenewal: Bool
+        var alreadyOwned: Bool
+        var familyShared: Bool
+        var storefront: String?
+        var offer: TransactionOffer?
+    }
+
+    private var box: Box
+
+    private mutating func unique() -> Box {
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.v) }
+        return box
+    }
+
+    public var id: String { get { box.v.id } set { unique().v.id = newValue } }
+    public var originalID: String { get { box.v.originalID } set { unique().v.originalID = newValue } }
+    public var productID: String { get { box.v.productID } set { unique().v.productID = newValue } }
+    public var kind: ProductKind { get { box.v.kind } set { unique().v.kind = newValue } }
+    public var purchaseDateMs: Int64 { get { box.v.purchaseDateMs } set { unique().v.purchaseDateMs = newValue } }
+    public var expiresDateMs: Int64? { get { box.v.expiresDateMs } set { unique().v.expiresDateMs = newValue } }
+    public var revocationDateMs: Int64? { get { box.v.revocationDateMs } set { unique().v.revocationDateMs = newValue } }
+    public var revocationReason: String? { get { box.v.revocationReason } set { unique().v.revocationReason = newValue } }
     /// Decimal string, e.g. "0.99" (as the store displays it, no currency sign).
-    public var price: String
-    public var currency: String
-    public var quantity: Int64
-    public var token: PurchaseToken?
+    public var price: String { get { box.v.price } set { unique().v.price = newValue } }
+    public var currency: String { get { box.v.currency } set { unique().v.currency = newValue } }
+    public var quantity: Int64 { get { box.v.quantity } set { unique().v.quantity = newValue } }
+    public var token: PurchaseToken? { get { box.v.token } set { unique().v.token = newValue } }
     /// False when the store's signature check failed (C6).
-    public var verified: Bool
+    public var verified: Bool { get { box.v.verified } set { unique().v.verified = newValue } }
     /// The signed JWS, where the store has one (StoreKit).
-    public var jws: String?
+    public var jws: String? { get { box.v.jws } set { unique().v.jws = newValue } }
     /// "simulator", "xcode", "sandbox", "production".
-    public var environment: String
+    public var environment: String { get { box.v.environment } set { unique().v.environment = newValue } }
     /// True when a higher subscription in its group replaced it.
-    public var isUpgraded: Bool
+    public var isUpgraded: Bool { get { box.v.isUpgraded } set { unique().v.isUpgraded = newValue } }
     /// A subscription renewal: the store made it, not a click, even though it
     /// may carry the original purchase's token.
-    public var isRenewal: Bool
+    public var isRenewal: Bool { get { box.v.isRenewal } set { unique().v.isRenewal = newValue } }
     /// The answer to a purchase of something already owned: no new charge.
-    public var alreadyOwned: Bool
+    public var alreadyOwned: Bool { get { box.v.alreadyOwned } set { unique().v.alreadyOwned = newValue } }
     /// Bought by a family member and shared with this player (Family
     /// Sharing, StoreKit's `ownershipType` `.familyShared`).
-    public var familyShared: Bool
+    public var familyShared: Bool { get { box.v.familyShared } set { unique().v.familyShared = newValue } }
     /// The App Store country the purchase was made in (ISO 3166 alpha-3,
     /// e.g. "USA"); nil when the store did not say.
-    public var storefront: String?
+    public var storefront: String? { get { box.v.storefront } set { unique().v.storefront = newValue } }
     /// The offer this transaction used (a free trial, a win-back offer...);
     /// nil at the regular price or when the store did not say.
-    public var offer: TransactionOffer?
+    public var offer: TransactionOffer? { get { box.v.offer } set { unique().v.offer = newValue } }
     /// `familyShared` as the messages' `ownershipType` (StoreKit's names).
     public var ownershipType: String { familyShared ? "familyShared" : "purchased" }
 
@@ -203,27 +251,32 @@ public struct StoreTransaction: Sendable, Equatable {
                 verified: Bool = true, jws: String? = nil, environment: String, isUpgraded: Bool = false,
                 isRenewal: Bool = false, alreadyOwned: Bool = false, familyShared: Bool = false, storefront: String? = nil,
                 offer: TransactionOffer? = nil) {
-        self.id = id
-        self.originalID = originalID
-        self.productID = productID
-        self.kind = kind
-        self.purchaseDateMs = purchaseDateMs
-        self.expiresDateMs = expiresDateMs
-        self.revocationDateMs = revocationDateMs
-        self.revocationReason = revocationReason
-        self.price = price
-        self.currency = currency
-        self.quantity = quantity
-        self.token = token
-        self.verified = verified
-        self.jws = jws
-        self.environment = environment
-        self.isUpgraded = isUpgraded
-        self.isRenewal = isRenewal
-        self.alreadyOwned = alreadyOwned
-        self.familyShared = familyShared
-        self.storefront = storefront
-        self.offer = offer
+        box = Box(Values(
+            id: id,
+            originalID: originalID,
+            productID: productID,
+            kind: kind,
+            purchaseDateMs: purchaseDateMs,
+            expiresDateMs: expiresDateMs,
+            revocationDateMs: revocationDateMs,
+            revocationReason: revocationReason,
+            price: price,
+            currency: currency,
+            quantity: quantity,
+            token: token,
+            verified: verified,
+            jws: jws,
+            environment: environment,
+            isUpgraded: isUpgraded,
+            isRenewal: isRenewal,
+            alreadyOwned: alreadyOwned,
+            familyShared: familyShared,
+            storefront: storefront,
+            offer: offer))
+    }
+
+    public static func == (a: StoreTransaction, b: StoreTransaction) -> Bool {
+        a.box === b.box || a.box.v == b.box.v
     }
 }
 

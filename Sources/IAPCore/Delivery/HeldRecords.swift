@@ -1,0 +1,115 @@
+/// C11's bookkeeping at open: the purchase records found in the outbox, held
+/// until the store vouches for them (Coordinator+OpenResolution.swift).
+///
+/// Each distinct store transaction of the held records has a slot, found by
+/// one hash of its ID; what the store says of that transaction at start (the
+/// facts it re-delivered, whether it lists it as unfinished, whether a record
+/// of it was delivered) is kept by slot, so that each record is resolved
+/// without hashing its transaction ID again. Entries are references: a
+/// record and what was read from it travel through resolution uncopied (an
+/// open with 1,000 held records copied each record and its facts 3-5 times).
+/// Owned by the SDK thread, like the rest of the delivery state.
+final class HeldRecords {
+    /// One held record and what was read from it once.
+    final class Entry {
+        let record: OutboxRecord
+        let stored: StoredPurchase
+        /// The slot of the record's store transaction.
+        let slot: Int
+        /// The record's transaction ID is the unverified namespace's
+        /// (`Outbox.unverifiedTag`): its delivery is counted apart.
+        let isUnverifiedTag: Bool
+
+        init(record: OutboxRecord, stored: StoredPurchase, slot: Int, isUnverifiedTag: Bool) {
+            self.record = record
+            self.stored = stored
+            self.slot = slot
+            self.isUnverifiedTag = isUnverifiedTag
+        }
+    }
+
+    // Every field is private and no method calls out while it holds one
+    // (no closures are taken): Swift's run-time exclusivity checks on them
+    // (about 180 instructions each, several a record) can find nothing, and
+    // are off.
+
+    /// Held records, oldest first, until the store's unfinished list
+    /// resolves them (`takeWaiting`).
+    @exclusivity(unchecked) private var waiting: [Entry]
+    /// Records of something owned the store does not list as unfinished:
+    /// they wait for the player's entitlements at open (`takeOwned`).
+    @exclusivity(unchecked) private var owned: [Entry] = []
+    @exclusivity(unchecked) private var slotOf: [String: Int] = [:]
+    /// Per slot: the transaction the store re-delivered at start, whose
+    /// facts a held record's message is rebuilt from.
+    @exclusivity(unchecked) private var reported: [StoreTransaction?] = []
+    /// Per slot: bit 0, a record of the transaction was delivered; bit 1, a
+    /// record of its unverified namespace was.
+    @exclusivity(unchecked) private var delivered: [UInt8] = []
+    /// True until the store's unfinished list took the held records.
+    @exclusivity(unchecked) private(set) var isWaitingForUnfinished = true
+
+    /// `capacity`: about how many records will be held (the outbox's live
+    /// count): every table is sized once.
+    init(capacity: Int) {
+        waiting = []
+        waiting.reserveCapacity(capacity)
+        slotOf.reserveCapacity(capacity)
+        reported.reserveCapacity(capacity)
+        delivered.reserveCapacity(capacity)
+    }
+
+    /// Holds `record` (a purchase the SDK wrote, read as `stored`).
+    func hold(_ record: OutboxRecord, _ stored: StoredPurchase) {
+        let unverified = Outbox.isUnverifiedTag(record.transactionID)
+        let storeID = unverified ? String(record.transactionID.dropFirst(2)) : record.transactionID
+        let slot: Int
+        if let s = slotOf[storeID] {
+            slot = s
+        } else {
+            slot = reported.count
+            slotOf[storeID] = slot
+            reported.append(nil)
+            delivered.append(0)
+        }
+        waiting.append(Entry(record: record, stored: stored, slot: slot, isUnverifiedTag: unverified))
+    }
+
+    /// The held records, once: the store's unfinished list resolves them.
+    func takeWaiting() -> [Entry] {
+        isWaitingForUnfinished = false
+        defer { waiting = [] }
+        return waiting
+    }
+
+    /// Parks a record of something owned until the entitlements at open.
+    func park(_ e: Entry) { owned.append(e) }
+    var hasParked: Bool { !owned.isEmpty }
+
+    /// The parked records, once: the entitlements at open resolve them.
+    func takeParked() -> [Entry] {
+        defer { owned = [] }
+        return owned
+    }
+
+    /// Per slot: whether the store lists its transaction in `ids` (its
+    /// unfinished transactions), one hash an ID.
+    func listedSlots(_ ids: [String]) -> [Bool] {
+        var listed = [Bool](repeating: false, count: reported.count)
+        for id in ids { if let s = slotOf[id] { listed[s] = true } }
+        return listed
+    }
+
+    /// Keeps what the store re-delivered at start of a held transaction.
+    func noteReported(_ t: StoreTransaction) {
+        if let s = slotOf[t.id] { reported[s] = t }
+    }
+
+    func reportedTransaction(_ e: Entry) -> StoreTransaction? { reported[e.slot] }
+
+    func wasDelivered(_ e: Entry) -> Bool { delivered[e.slot] & (e.isUnverifiedTag ? 2 : 1) != 0 }
+    func markDelivered(_ e: Entry) { delivered[e.slot] |= e.isUnverifiedTag ? 2 : 1 }
+    /// The store's transaction of slot `s` (its verified namespace).
+    func wasDelivered(slot s: Int) -> Bool { delivered[s] & 1 != 0 }
+    func markDelivered(slot s: Int) { delivered[s] |= 1 }
+}
