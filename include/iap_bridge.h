@@ -259,8 +259,11 @@ int32_t iap_request_products(iap_bridge *b, const char *product_ids_json);
  * back or after a restore. Save
  * that key, not click_ms. Does no I/O: the SDK thread records the key, then
  * starts the purchase. The result arrives later as a "7" message with this
- * key, also after a crash and restart; a "pending" message may come first
- * (Ask to Buy, an interrupted payment). If the purchase cannot be started
+ * key, also after a crash and restart if the store charged it; a "pending"
+ * message may come first (Ask to Buy, an interrupted payment). A crash
+ * before anyone paid (before the SDK thread started the purchase, or with
+ * the payment sheet still up) leaves the key with no result: nothing was
+ * charged. If the purchase cannot be started
  * (the disk refuses the key's record) an "error" message with op "buy" names
  * the key and product; nothing was charged. click_ms must be below 2^61
  * (2305843009213693952; no clock reaches it): a larger one is refused with

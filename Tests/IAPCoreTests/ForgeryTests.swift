@@ -148,6 +148,23 @@ struct ForgeryTests {
         again.close()
     }
 
+    @Test("a forged record of a transaction the store never made, under a genuine record's key: only the forgery is reported; the genuine purchase is delivered under its key")
+    func forgeryUnderGenuineKey() throws {
+        let env = TestEnv()
+        let key = try Self.livePurchase(env)
+        let r = try #require(try Self.records(env).first { $0.key == key })
+        // Appended after the genuine record (a higher ID): resolved after it
+        // if the dropped were not dropped first.
+        try Self.append(env, [.put(OutboxRecord(id: r.id + 100, key: key, kind: .purchase, transactionID: "9999999",
+                                               facts: Self.edited(r.facts) { $0.id = "9999999"; $0.originalID = "9999999" }))])
+        let again = try env.open()
+        let ms = again.drain()
+        #expect(again.results(ms).map(\.keyValue) == [key], "the genuine purchase, once, under its key")
+        #expect(Self.of(ms, "unvouched").map { $0["transactionID"]?.stringValue } == ["9999999"],
+                "only the forged record is reported, not the genuine transaction \(r.transactionID)")
+        again.close()
+    }
+
     @Test("a record edited to name a dearer product is dropped; the message is rebuilt from the store's facts")
     func editedProduct() throws {
         let env = TestEnv()

@@ -34,12 +34,16 @@ extension Coordinator {
         assertOwner()
         guard let held else { return }
         // Each record's fields were read once (HeldRecords.Entry) and travel
-        // with it, uncopied.
-        var rekeyed: [(transaction: StoreTransaction, slot: Int)] = []
+        // with it, uncopied. Every record the store does not vouch for is
+        // dropped before any is resolved: a dropped record must not count
+        // as another result of its key when the others' keys are checked
+        // (a forged record under a genuine one's key would otherwise have
+        // the genuine one reported as edited and stored again).
+        var vouched: [(entry: HeldRecords.Entry, ownedFacts: StoreTransaction?)] = []
         if let unfinished, held.isWaitingForUnfinished {
             let listed = held.listedSlots(unfinished)
             for e in held.takeWaiting() {
-                if listed[e.slot] { resolve(e, ownedFacts: nil, held: held, rekeyed: &rekeyed); continue }
+                if listed[e.slot] { vouched.append((e, nil)); continue }
                 // Something owned (a non-consumable, a subscription) can be
                 // finished while a record of it is live: two clicks on it,
                 // the second's confirm finishing the shared transaction.
@@ -61,12 +65,14 @@ extension Coordinator {
             for e in held.takeParked() {
                 let txn = e.record.transactionID, original = e.stored.originalID
                 if let t = byID[txn] ?? byOriginal[txn] ?? byID[original] ?? byOriginal[original] {
-                    resolve(e, ownedFacts: t, held: held, rekeyed: &rekeyed)
+                    vouched.append((e, t))
                 } else {
                     reject(e.record, stored: e.stored, "the player does not own what the record says (transaction \(txn))")
                 }
             }
         }
+        var rekeyed: [(transaction: StoreTransaction, slot: Int)] = []
+        for (e, ownedFacts) in vouched { resolve(e, ownedFacts: ownedFacts, held: held, rekeyed: &rekeyed) }
         // The transactions of records dropped for their key, once no other
         // record of theirs is delivered: handled as the store delivers them,
         // after this job (a failed write is then retried like any result).

@@ -176,7 +176,7 @@ public struct StoreTransaction: Sendable, Equatable {
         init(_ v: Values) { self.v = v }
     }
 
-    struct Values: Equatable {
+    struct Values: Equatable, Sendable {
         var id: String
         var originalID: String
         var productID: String

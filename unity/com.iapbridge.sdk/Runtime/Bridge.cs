@@ -163,7 +163,8 @@ namespace IAPBridge
         /// Starts a purchase. `clickMs` is the time of the player's click in
         /// milliseconds and becomes the purchase's key (<= 0: the SDK picks
         /// one). Returns the key; the result arrives as PurchaseReceived ("7")
-        /// with that key, also after a crash and restart.
+        /// with that key, also after a crash and restart if the store charged
+        /// it (a crash before anyone paid leaves the key with no result).
         public long Buy(string productId, long clickMs)
         {
             byte[] pid = Utf8.ToNative(productId, "productId");
