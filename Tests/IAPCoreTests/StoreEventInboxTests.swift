@@ -37,20 +37,26 @@ struct StoreEventInboxTests {
             #expect(got.count == perThread, "thread \(from): \(got.count) of \(perThread) events handled")
             #expect(got == Array(0..<perThread), "thread \(from): out of order or repeated")
         }
-        #expect(inbox.takeAll().isEmpty, "an event was left in the inbox with no job to take it")
+        var left: [StoreEvent] = []
+        inbox.take(into: &left)
+        #expect(left.isEmpty, "an event was left in the inbox with no job to take it")
     }
 
-    @Test("put says when the inbox was empty; takeAll empties it, oldest first")
+    @Test("put says when the inbox was empty; take empties it, oldest first")
     func putAndTake() {
         let inbox = StoreEventInbox()
         #expect(inbox.put(.error(op: "a", message: "1")))
         #expect(!inbox.put(.error(op: "a", message: "2")))
-        let taken = inbox.takeAll().map { e -> String in
+        var batch: [StoreEvent] = []
+        inbox.take(into: &batch)
+        let taken = batch.map { e -> String in
             if case .error(_, let m) = e { return m }
             return "?"
         }
         #expect(taken == ["1", "2"])
-        #expect(inbox.takeAll().isEmpty)
+        batch.removeAll()
+        inbox.take(into: &batch)
+        #expect(batch.isEmpty)
         #expect(inbox.put(.error(op: "a", message: "3")), "empty again: the next event posts a job")
     }
 }

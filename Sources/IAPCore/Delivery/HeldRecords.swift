@@ -37,7 +37,7 @@ final class HeldRecords {
     /// resolves them (`takeWaiting`).
     @exclusivity(unchecked) private var waiting: [Entry]
     /// Records of something owned the store does not list as unfinished:
-    /// they wait for the player's entitlements at open (`takeOwned`).
+    /// they wait for the player's entitlements at open (`takeParked`).
     @exclusivity(unchecked) private var owned: [Entry] = []
     @exclusivity(unchecked) private var slotOf: [String: Int] = [:]
     /// Per slot: the transaction the store re-delivered at start, whose
@@ -61,8 +61,7 @@ final class HeldRecords {
 
     /// Holds `record` (a purchase the SDK wrote, read as `stored`).
     func hold(_ record: OutboxRecord, _ stored: StoredPurchase) {
-        let unverified = Outbox.isUnverifiedTag(record.transactionID)
-        let storeID = unverified ? String(record.transactionID.dropFirst(2)) : record.transactionID
+        let storeID = Outbox.storeTransactionID(record.transactionID)
         let slot: Int
         if let s = slotOf[storeID] {
             slot = s
@@ -72,7 +71,8 @@ final class HeldRecords {
             reported.append(nil)
             delivered.append(0)
         }
-        waiting.append(Entry(record: record, stored: stored, slot: slot, isUnverifiedTag: unverified))
+        waiting.append(Entry(record: record, stored: stored, slot: slot,
+                             isUnverifiedTag: Outbox.isUnverifiedTag(record.transactionID)))
     }
 
     /// The held records, once: the store's unfinished list resolves them.

@@ -27,7 +27,7 @@ final class StoreEventInbox: @unchecked Sendable {
                 // The last batch's buffer, emptied: a batch allocates nothing.
                 var batch = spare
                 spare = []
-                lock.withLock { swap(&events, &batch) }
+                take(into: &batch)
                 for e in batch { handle(e) }
                 batch.removeAll(keepingCapacity: true)
                 spare = batch
@@ -36,7 +36,7 @@ final class StoreEventInbox: @unchecked Sendable {
     }
 
     /// Adds `event`; true when the inbox was empty, so the caller posts the
-    /// job that takes it (`takeAll`).
+    /// job that takes it (`take`).
     func put(_ event: StoreEvent) -> Bool {
         lock.withLock {
             events.append(event)
@@ -44,11 +44,10 @@ final class StoreEventInbox: @unchecked Sendable {
         }
     }
 
-    /// Every event put in so far, oldest first; the inbox is then empty.
-    func takeAll() -> [StoreEvent] {
-        lock.withLock {
-            defer { events = [] }
-            return events
-        }
+    /// Every event put in so far, oldest first, swapped into `batch` (which
+    /// the caller passes empty, keeping its capacity); the inbox is then
+    /// empty.
+    func take(into batch: inout [StoreEvent]) {
+        lock.withLock { swap(&events, &batch) }
     }
 }
