@@ -221,6 +221,18 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         }
     }
 
+    /// The unfinished transactions, in ID order, as the store reports them
+    /// (at start and at a restore). Each is read once: a store with 1,000
+    /// unfinished copied each three times and wrote its ID as text three
+    /// times.
+    func unfinishedLocked() -> [StoreTransaction] {
+        var ids: [Int64] = []
+        for (id, t) in txns where t.isUnfinished { ids.append(id) }
+        ids.sort()
+        let currency = self.currency
+        return ids.map { txns[$0]!.storeTransaction(currency: currency) }
+    }
+
     func insert(_ t: SimTransaction) {
         txns[t.id] = t
         if t.kind != .consumable { ownable.append(t.id) }
@@ -265,22 +277,10 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         lock.withLock {
             self.sink = sink
             processClockLocked(&out, announce: false)
-            // The unfinished ones in ID order, each transaction read once
-            // (a simulated store with 1,000 unfinished copied each three
-            // times and wrote its ID as text three times).
-            var unfinished: [Int64] = []
-            for (id, t) in txns where t.isUnfinished { unfinished.append(id) }
-            unfinished.sort()
-            let currency = self.currency
-            var unfinishedIDs: [String] = []
-            unfinishedIDs.reserveCapacity(unfinished.count)
+            let unfinished = unfinishedLocked()
             out.reserveCapacity(unfinished.count + 8)
-            for id in unfinished {
-                let t = txns[id]!.storeTransaction(currency: currency)
-                unfinishedIDs.append(t.id)
-                out.append(.transaction(t, .update))
-            }
-            out.append(.unfinished(unfinishedIDs))
+            for t in unfinished { out.append(.transaction(t, .update)) }
+            out.append(.unfinished(unfinished.map(\.id)))
             out.append(.entitlements(entitlementsLocked(), reason: .open, nowMs: nowLocked()))
             lastEntitlementIDs = entitlementIDsLocked()
             out.append(.status(canMakePayments: paymentsAllowed, storefront: storefront, reason: .open))
@@ -543,9 +543,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                 return
             }
             processClockLocked(&out, announce: true)
-            for id in txns.keys.sorted() where txns[id]!.isUnfinished {
-                out.append(.transaction(txns[id]!.storeTransaction(currency: currency), .update))
-            }
+            for t in unfinishedLocked() { out.append(.transaction(t, .update)) }
             out.append(.entitlements(entitlementsLocked(), reason: .restore, nowMs: nowLocked()))
             lastEntitlementIDs = entitlementIDsLocked()
         }

@@ -129,7 +129,7 @@ public struct JSONBuffer {
     /// 5,000 of them). `quoted`: as a JSON string (`"123"`), the way keys
     /// are sent.
     public mutating func appendInt(_ v: Int64, quoted: Bool = false) {
-        var m = v.magnitude
+        let m = v.magnitude
         // The digit count first, so the digits go straight to their place.
         var digits = 1
         var power: UInt64 = 10
@@ -143,12 +143,7 @@ public struct JSONBuffer {
         let p = out.reserve(digits + sign + quotes)
         if quoted { p[0] = 0x22; p[digits + sign + 1] = 0x22 }
         if sign == 1 { p[quotes / 2] = UInt8(ascii: "-") }
-        var q = p + quotes / 2 + sign + digits
-        repeat {
-            q -= 1
-            q.pointee = UInt8(truncatingIfNeeded: m % 10) &+ 0x30
-            m /= 10
-        } while m > 0
+        _ = UTF8Text.writeDigits(m, before: p + quotes / 2 + sign + digits)
         out.advance(by: digits + sign + quotes)
     }
 

@@ -74,18 +74,28 @@ extension UTF8Text {
     private static func decimal(_ magnitude: UInt64, negative: Bool) -> String {
         // 20 digits at most (UInt64.max), or 19 and a sign (Int64.min).
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buf in
-            var i = 20
-            var v = magnitude
-            repeat {
-                i -= 1
-                buf[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
-                v /= 10
-            } while v != 0
+            let end = buf.baseAddress! + 20
+            var start = writeDigits(magnitude, before: end)
             if negative {
-                i -= 1
-                buf[i] = 0x2D  // "-"
+                start -= 1
+                start.pointee = 0x2D  // "-"
             }
-            return String(decoding: UnsafeBufferPointer(rebasing: buf[i...]), as: UTF8.self)
+            return String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
         }
+    }
+
+    /// Writes the decimal digits of `m` backwards, the last just before
+    /// `end`; returns where the first went. The room is the caller's (20
+    /// bytes hold any UInt64). Shared by `decimal` and the JSON writer's
+    /// `appendInt`.
+    static func writeDigits(_ m: UInt64, before end: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var q = end
+        var v = m
+        repeat {
+            q -= 1
+            q.pointee = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
+            v /= 10
+        } while v != 0
+        return q
     }
 }

@@ -318,7 +318,7 @@ public final class Outbox {
     /// True when a live record of another transaction than `txn` (an
     /// outbox transaction ID) has this key; nil `txn`: any live record.
     /// No copies: asked for every key derived or vouched for.
-    public func hasLive(key: Int64, otherThan txn: String?) -> Bool {
+    public func hasLive(key: Int64, otherThan txn: String? = nil) -> Bool {
         guard let ids = byKey[key] else { return false }
         guard let txn else { return true }
         return ids.contains { live[$0].map { $0.transactionID != txn } ?? false }
@@ -329,7 +329,6 @@ public final class Outbox {
     }
     /// The key of live record `id`.
     public func key(ofLive id: UInt64) -> Int64? { live[id]?.key }
-    public func hasLive(key: Int64) -> Bool { byKey[key] != nil }
     /// Purchases started and not answered yet, oldest first.
     public var openIntents: [Intent] { intents.values.sorted(by: Intent.isOlder) }
     public func intent(key: Int64) -> Intent? { intents[key] }
