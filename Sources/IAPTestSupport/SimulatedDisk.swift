@@ -141,8 +141,12 @@ public final class SimulatedDisk: LogStorage, @unchecked Sendable {
     public func openLog(directory: String, name: String) throws(IAPError) -> (log: any DurableLog, scan: RecordFrame.Scan, bytes: [UInt8]) {
         let (file, scan, bytes, created) = try POSIXLogFile.openDeferringDirectorySync(path: directory + "/" + name)
         let log = SimulatedLog(file, on: self)
-        if created { record(.create(file.path)) }
-        try log.syncDirectoryIfNeeded()
+        // As POSIXStorage: a created log's entry is synced at open, an
+        // existing log's directory at its first sync.
+        if created {
+            record(.create(file.path))
+            try log.syncDirectoryIfNeeded()
+        }
         return (log, scan, bytes)
     }
 }

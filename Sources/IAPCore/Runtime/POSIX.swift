@@ -29,30 +29,49 @@ public enum POSIX {
     }
 
     /// Makes a created, renamed or removed directory entry durable.
+    ///
+    /// A directory this process locked (`lockDirectory`: a data or state
+    /// directory) is anchored by its first sync: its parent is synced
+    /// first, once per lock, so the directory's own entry is durable before
+    /// anything written in it is acknowledged. The game may have created the
+    /// directory without syncing it (engines' persistent-path helpers do),
+    /// and a power cut would then take the outbox with it (C12). This was
+    /// done at every open, on the game's thread: four syncs (F_FULLFSYNC on
+    /// Apple devices) before a launch that writes nothing needs any.
     public static func syncDirectory(_ path: String) throws(IAPError) {
-        // A directory this process holds a lock on is synced through the
-        // held descriptor (one open and close fewer).
         var st = stat()
-        if stat(path, &st) == 0, let dfd = lockedDirectories.withLock({ $0.directoryFD["\(st.st_dev):\(st.st_ino)"] }) {
-            _ = iapAtomicIncrement(&syncCount)
-            #if canImport(Darwin)
-            if fcntl(dfd, F_FULLFSYNC) == 0 || fsync(dfd) == 0 { return }
-            #else
-            if fsync(dfd) == 0 { return }
-            #endif
-            throw IAPError(.io, "directory sync failed for \(path): \(errnoText)")
+        let key = stat(path, &st) == 0 ? "\(st.st_dev):\(st.st_ino)" : nil
+        let held = key.map { key in lockedDirectories.withLock { ($0.directoryFD[key], $0.unanchored.contains(key)) } }
+        if let key, held?.1 == true {
+            try syncDirectoryEntries(parent(of: path), descriptor: nil)
+            lockedDirectories.withLock { _ = $0.unanchored.remove(key) }
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        try syncDirectoryEntries(path, descriptor: held?.0)
+    }
+
+    /// Syncs a directory's entries: through `descriptor` when this process
+    /// holds one (a locked directory: one open and close fewer), otherwise
+    /// through a descriptor opened for it.
+    private static func syncDirectoryEntries(_ path: String, descriptor: Int32?) throws(IAPError) {
+        let fd = descriptor ?? open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw IAPError(.io, "cannot open directory \(path): \(errnoText)") }
-        defer { close(fd) }
+        defer { if descriptor == nil { close(fd) } }
         _ = iapAtomicIncrement(&syncCount)
         #if canImport(Darwin)
-        if fcntl(fd, F_FULLFSYNC) == 0 || fsync(fd) == 0 { return }
+        let synced = fcntl(fd, F_FULLFSYNC) == 0 || fsync(fd) == 0
         #else
-        if fsync(fd) == 0 { return }
+        let synced = fsync(fd) == 0
         #endif
-        throw IAPError(.io, "directory sync failed for \(path): \(errnoText)")
+        guard synced else { throw IAPError(.io, "directory sync failed for \(path): \(errnoText)") }
+        syncedDirectoriesWatch.withLock { watch in
+            for prefix in watch.keys where path.hasPrefix(prefix) { watch[prefix]?.append(path) }
+        }
     }
+
+    /// Tests: each directory synced whose path starts with a watched prefix,
+    /// in order, by prefix (a test adds its own directory's; tests running
+    /// beside it watch others). Empty outside tests: a lock a directory sync.
+    @_spi(Testing) public static let syncedDirectoriesWatch = Locked<[String: [String]]>([:])
 
     public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(IAPError) {
         var off = 0
@@ -284,12 +303,11 @@ public enum POSIX {
             }
         }
         guard access(path, W_OK | X_OK) == 0 else { throw IAPError(.io, "\(role) \(path) is not writable") }
-        // At every open, not only when this made the directory: the game may
-        // have created it (engines' persistent-path helpers do) without
-        // syncing its entry, and a power cut would then take the outbox with
-        // it (C12). The directory itself too: its entries (the outbox file).
-        try syncDirectory(parent(of: path))
-        try syncDirectory(path)
+        // Nothing is synced here: the directory's entry (and its own
+        // entries) are made durable before the first write in it is
+        // acknowledged, by `syncDirectory`'s anchoring of a locked directory
+        // (`lockDirectory` comes next). An open that writes nothing syncs
+        // nothing.
     }
 
     /// Takes an exclusive lock on `dir` for as long as the returned
@@ -346,6 +364,7 @@ public enum POSIX {
         lockedDirectories.withLock {
             $0.byFD[fd] = key
             if dfd >= 0 { $0.directoryFD[key] = dfd }
+            $0.unanchored.insert(key)
         }
         return fd
     }
@@ -373,6 +392,7 @@ public enum POSIX {
         lockedDirectories.withLock { held in
             if let key = held.byFD.removeValue(forKey: fd) {
                 held.keys.remove(key)
+                held.unanchored.remove(key)
                 if let dfd = held.directoryFD.removeValue(forKey: key) { close(dfd) }
             }
             close(fd)
@@ -386,6 +406,9 @@ public enum POSIX {
         var byFD: [Int32: String] = [:]
         /// The held directory's own descriptor (its shared lock), by key.
         var directoryFD: [String: Int32] = [:]
+        /// Locked directories whose parent has not been synced since the
+        /// lock was taken (`syncDirectory` does it before their first sync).
+        var unanchored = Set<String>()
     }
     private static let lockedDirectories = Locked(HeldLocks())
 

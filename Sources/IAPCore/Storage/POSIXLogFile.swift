@@ -25,23 +25,28 @@ public final class POSIXLogFile: DurableLog {
     // write), and are off.
     @exclusivity(unchecked) private var fd: Int32
     @exclusivity(unchecked) public private(set) var size: Int
-    /// Set when a rename or create is not yet known to be durable: the next
-    /// `sync()` syncs the directory too, so nothing acknowledged after it can
-    /// sit in a file the directory does not durably name.
-    @exclusivity(unchecked) private var directoryNeedsSync = false
+    /// Set when a rename or create is not yet known to be durable, and from
+    /// the open until the first sync (the directory, perhaps made by the
+    /// game, may never have been synced: `POSIX.syncDirectory` anchors it
+    /// in its parent then): the next `sync()` syncs the directory too, so
+    /// nothing acknowledged after it can sit in a file the directory does
+    /// not durably name. An open that writes nothing syncs nothing.
+    @exclusivity(unchecked) private var directoryNeedsSync = true
 
     /// Opens (creating, owner-only) the log at `path` and returns it with the
     /// scan of what it held and the bytes read (the first `maxFileBytes` of
     /// a larger file: `scan.unreadBytes` says how many more there are). The
     /// caller decides what to do with damage.
     public static func open(path: String) throws(IAPError) -> (POSIXLogFile, RecordFrame.Scan, [UInt8]) {
-        let (file, scan, bytes, _) = try openDeferringDirectorySync(path: path)
-        try file.syncDirectoryIfNeeded()
+        let (file, scan, bytes, created) = try openDeferringDirectorySync(path: path)
+        if created { try file.syncDirectoryIfNeeded() }
         return (file, scan, bytes)
     }
 
     /// `open` without its last step: a file it created (`created`) is not
-    /// durably named until `syncDirectoryIfNeeded()`.
+    /// durably named until `syncDirectoryIfNeeded()`, which `open` calls for
+    /// a created file only (an existing one's directory is synced at its
+    /// first `sync()`).
     public static func openDeferringDirectorySync(path: String) throws(IAPError)
         -> (file: POSIXLogFile, scan: RecordFrame.Scan, bytes: [UInt8], created: Bool)
     {
@@ -54,8 +59,6 @@ public final class POSIXLogFile: DurableLog {
         // log itself is whole (old or new), so the leftover is garbage.
         unlink(path + ".tmp")
         let file = POSIXLogFile(path: path, fd: fd, size: existing?.size ?? 0)
-        // A new file is durable only once its directory entry is.
-        if existing == nil { file.directoryNeedsSync = true }
         return (file, scan, bytes, existing == nil)
     }
 

@@ -13,7 +13,7 @@ import IAPSimulator
 enum FsyncReport {
     struct Row {
         var durableStore = false
-        var atOpen = 0
+        var atOpen = 0, reopen = 0, firstAfterReopen = 0
         var buy = 0.0, confirm = 0.0, batchedPerPurchase = 0.0
         var bytesPerPurchase = 0.0
         var perPurchase: Double { buy + confirm }
@@ -29,12 +29,30 @@ enum FsyncReport {
         var row = Row(durableStore: durableStore)
         let s0 = POSIX.syncCount
         let store = try SimulatedStore.open(config: config)
-        let c = try Coordinator.open(config: config, store: store)
+        var c = try Coordinator.open(config: config, store: store)
         defer { c.close() }
         row.atOpen = Int(POSIX.syncCount - s0)
 
         // One purchase at a time: buy, the "7", grant, confirm, wait for the commit.
         var click: Int64 = 1_700_000_000_000
+        func purchase() throws(IAPError) {
+            click += 1
+            let key = try c.buy(productID: "coins_100", clickMs: click)
+            c.settle()
+            while c.queue.pop() != nil {}
+            try c.confirm(key: key)
+            c.flush()
+        }
+        // A launch that writes nothing syncs nothing; its first write anchors
+        // the directories (each synced after its parent, once per open).
+        c.close()
+        var s = POSIX.syncCount
+        c = try Coordinator.open(config: config, store: try SimulatedStore.open(config: config))
+        c.settle()
+        row.reopen = Int(POSIX.syncCount - s)
+        s = POSIX.syncCount
+        try purchase()
+        row.firstAfterReopen = Int(POSIX.syncCount - s)
         let size0 = fileSize(work + "/data/" + Outbox.fileName)
         for _ in 0..<n {
             click += 1
@@ -99,11 +117,16 @@ enum FsyncReport {
             print("    buy:     \(f(both.buy))  (store: the charge; outbox: the result)")
             print("    confirm: \(f(both.confirm))  (outbox: the confirm; store: the finish)")
             print("    store's own: \(f(both.perPurchase - outbox.perPurchase)) per purchase")
-            print("  first open: \(outbox.atOpen) (dataDir and stateDir with their parents, as at every open, and the new logs' entries); compaction: 2 (new file, directory) "
+            print("  first open: \(outbox.atOpen) (the new files' entries, dataDir and stateDir each after its parent); "
+                  + "a reopen: \(outbox.reopen) (nothing written, nothing synced); its first purchase: \(outbox.firstAfterReopen) "
+                  + "(its record and its confirm, and once an open dataDir after its parent; "
+                  + "\(both.firstAfterReopen) with the store durable: stateDir and its parent too, and the store's charge and finish)")
+            print("  compaction: 2 (new file, directory) "
                   + "per rewrite, about every \(Int(256 * 1024 / max(1, outbox.bytesPerPurchase))) purchases "
                   + "(\(Int(outbox.bytesPerPurchase)) outbox bytes per purchase, 256 KiB threshold)")
             let ok = outbox.buy == 1 && outbox.confirm == 1 && outbox.batchedPerPurchase <= 1.0 + 1.0 / Double(n) + 1e-9
-            print("fsync check: \(ok ? "PASS" : "FAIL") (expected 1 + 1 one at a time, \(n + 1) for a burst of \(n))")
+                && outbox.reopen == 0 && both.reopen == 0
+            print("fsync check: \(ok ? "PASS" : "FAIL") (expected 1 + 1 one at a time, \(n + 1) for a burst of \(n), 0 at a reopen)")
             return ok
         } catch {
             print("fsync report failed: \(error.message)")
