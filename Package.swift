@@ -25,6 +25,8 @@ let package = Package(
     targets: [
         // Tiny C helpers the Swift code needs and the toolchain lacks portably (atomics).
         .target(name: "CIAPSupport", path: "Sources/CIAPSupport"),
+        // The C ABI's per-frame entry written in C (iap_poll's empty path).
+        .target(name: "CIAPFrame", dependencies: ["CIAPSupport"], path: "Sources/CIAPFrame"),
         // Platform-neutral engine: coordinator, outbox, messages, the Store protocol.
         .target(name: "IAPCore", dependencies: ["CIAPSupport"], swiftSettings: core),
         // The simulated App Store: reads Xcode .storekit catalogs, keeps durable state.
@@ -46,7 +48,7 @@ let package = Package(
         // The @_cdecl layer: marshalling only.
         .target(
             name: "IAPBridge",
-            dependencies: ["IAPCore", "IAPSimulator", "IAPStores", "CIAPSupport"],
+            dependencies: ["IAPCore", "IAPSimulator", "IAPStores", "CIAPSupport", "CIAPFrame"],
             swiftSettings: strict),
         // The Swift API (README "Swift games"): the bridge for Swift games.
         .target(
@@ -93,7 +95,7 @@ let package = Package(
         .target(name: "IAPTestSupport", dependencies: ["IAPCore"], swiftSettings: strict),
         // The bad-input matrix, the concurrency stress, JSON round trips, file-system safety.
         .testTarget(
-            name: "HardeningTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge", "IAPTestSupport"],
+            name: "HardeningTests", dependencies: ["IAPCore", "IAPSimulator", "IAPBridge", "CIAPFrame", "IAPTestSupport"],
             swiftSettings: strict),
 
         // The crash campaign (scripts/campaign.sh, docs/DURABILITY.md): a C game

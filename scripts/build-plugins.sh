@@ -84,7 +84,7 @@ build_apple() {  # DEST
   local ios=$work/arm64-apple-ios15.0
   [ -f "$ios/obj/IAPBridge.o" ] || die "no iOS objects (scripts/check-apple.sh makes them)"
   rm -f "$dest/iOS/libIAPBridgeStatic.a"
-  (cd "$ios/obj" && llvm-ar rcsD --format=darwin "$dest/iOS/libIAPBridgeStatic.a" CIAPSupport-*.o IAPCore.o IAPSimulator.o IAPStoreKit.o IAPStores.o IAPBridge.o)
+  (cd "$ios/obj" && llvm-ar rcsD --format=darwin "$dest/iOS/libIAPBridgeStatic.a" CIAPSupport-*.o CIAPFrame-*.o IAPCore.o IAPSimulator.o IAPStoreKit.o IAPStores.o IAPBridge.o)
   check_ios_archive "$dest/iOS/libIAPBridgeStatic.a"
 }
 

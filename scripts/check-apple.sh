@@ -8,7 +8,7 @@
 #
 # For each target (arm64-apple-ios15.0 against iPhoneOS 26.2; arm64- and
 # x86_64-apple-macosx12.0 against MacOSX 15.5):
-#  1. every library module (CIAPSupport, IAPCore, IAPSimulator, IAPStoreKit, IAPStores,
+#  1. every library module (CIAPSupport, CIAPFrame, IAPCore, IAPSimulator, IAPStoreKit, IAPStores,
 #     IAPBridge, and the Swift API IAPKit, which is not linked into the
 #     library) compiles to a Mach-O object, whole-module and -O, the way a
 #     release build does, and the compiler reports nothing: no error, no
@@ -82,10 +82,14 @@ check_target() {  # SDK TARGET PLATFORM-LIST
   t0=$(date +%s)
   # 1. Compile. Every line the compilers print that names an error or a
   # warning counts, wherever it points (a module map, an SDK header, ours).
-  for c in Sources/CIAPSupport/*.c; do
-    log=$dest/log/CIAPSupport-$(basename "$c" .c).log
-    "$clang" -target "$target" -isysroot "$sdk" -O2 -Wall -Wextra -I Sources/CIAPSupport/include \
-      -c "$c" -o "$dest/obj/CIAPSupport-$(basename "$c" .c).o" > "$log" 2>&1 || echo "error: clang failed on $c" >> "$log"
+  # The C targets: CIAPSupport (helpers) and CIAPFrame (iap_poll's C
+  # entry), which no Swift module imports, so it has no module map here.
+  for c in Sources/CIAPSupport/*.c Sources/CIAPFrame/*.c; do
+    local ctarget
+    ctarget=$(basename "$(dirname "$c")")
+    log=$dest/log/$ctarget-$(basename "$c" .c).log
+    "$clang" -target "$target" -isysroot "$sdk" -O2 -Wall -Wextra -I Sources/CIAPSupport/include -I Sources/CIAPFrame/include \
+      -c "$c" -o "$dest/obj/$ctarget-$(basename "$c" .c).o" > "$log" 2>&1 || echo "error: clang failed on $c" >> "$log"
   done
   local common=(-target "$target" -sdk "$sdk" -resource-dir "$sdkdir/resource-dir" -module-cache-path "$sdkdir/mc"
                 -swift-version 6 -parse-as-library -runtime-compatibility-version none -I "$dest/c" -I "$dest/modules")

@@ -53,10 +53,10 @@ swift build -c release --scratch-path "$SCRATCH" --target IAPBridge \
   -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=fuzzer-no-link,address \
   -Xswiftc -assert-config -Xswiftc Debug 2>&1 | grep -v '^\[' || true
 BIN=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
-for m in CIAPSupport IAPCore IAPSimulator IAPBridge; do
+for m in CIAPSupport CIAPFrame IAPCore IAPSimulator IAPBridge; do
   [ -d "$BIN/$m.build" ] || { echo "fuzz: $BIN/$m.build missing: the library build failed" >&2; exit 1; }
 done
-OBJS=$(ls "$BIN"/CIAPSupport.build/*.o "$BIN"/IAPCore.build/*.o "$BIN"/IAPSimulator.build/*.o "$BIN"/IAPBridge.build/*.o)
+OBJS=$(ls "$BIN"/CIAPSupport.build/*.o "$BIN"/CIAPFrame.build/*.o "$BIN"/IAPCore.build/*.o "$BIN"/IAPSimulator.build/*.o "$BIN"/IAPBridge.build/*.o)
 for t in "${TARGETS[@]}"; do
   [ -f "Fuzz/targets/$t.swift" ] || { echo "fuzz: no target $t (have: ${ALL[*]})" >&2; exit 2; }
   if [ "$OUT/$t" -nt "Fuzz/targets/$t.swift" ] && [ "$OUT/$t" -nt "Fuzz/common/FuzzSupport.swift" ] \
@@ -67,6 +67,7 @@ for t in "${TARGETS[@]}"; do
   # -assert-config Debug keeps assert() (the C2 durability checks) under -O.
   swiftc -O -assert-config Debug -sanitize=fuzzer,address -use-ld=lld -parse-as-library \
     -module-name "Fuzz_$t" -I "$BIN/Modules" -Xcc -fmodule-map-file="$BIN/CIAPSupport.build/module.modulemap" \
+    -Xcc -fmodule-map-file="$BIN/CIAPFrame.build/module.modulemap" \
     Fuzz/common/FuzzSupport.swift "Fuzz/targets/$t.swift" $OBJS -o "$OUT/$t"
 done
 echo "fuzz: build took $(( $(date +%s) - t0 ))s"

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CIAPFrame
 import IAPBridge
 import IAPCore
 import IAPSimulator

@@ -132,24 +132,12 @@ public func iap_flush(_ b: OpaquePointer?) -> Int32 {
     }
 }
 
-@_cdecl("iap_poll")
-public func iap_poll(_ b: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
-    // The per-frame path: a valid handle with nothing queued costs two atomic
-    // loads, no lock, no allocation.
-    // The table holds the live handle's whole value, so one compare checks
-    // slot, generation and check bits; the marker test keeps NULL and -1
-    // away from free (0) and reserved (-1) slots.
-    let v = UInt(bitPattern: b)
-    let slot = Int(v & UInt(Registry.slots - 1))
-    if v >> UInt(Registry.markerBit) == 1, iapc_atomic_load_i64(Registry.table + 2 * slot) == Int64(truncatingIfNeeded: v),
-       iapc_atomic_load_i64(Registry.table + 2 * slot + 1) == 0 {
-        return nil
-    }
-    return pollSlow(b)
-}
-
-@inline(never)
-private func pollSlow(_ b: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
+/// `iap_poll` is C (CIAPFrame's poll.c): its per-frame path, a live handle
+/// with nothing queued, returns NULL there after two lock-free loads, with
+/// no Swift thunk in between. Everything else comes here: a bad or closed
+/// handle (reported like any call's) or a message to hand out.
+@_cdecl("iapc_poll_slow")
+public func iapc_poll_slow(_ b: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
     var message: [UInt8]? = nil
     let rc = withBridge("iap_poll", b) { (c: Coordinator) throws(IAPError) in message = c.queue.pop() }
     guard rc == IAPCode.ok.rawValue, let message else { return nil }

@@ -40,7 +40,9 @@ final class SimulatedLog: DurableLog {
     }
 
     func syncDirectoryIfNeeded() throws(IAPError) {
-        guard file.needsDirectorySync else { return }
+        // Without a create or rename to name durably, only the open's
+        // anchoring of the directory (POSIX's, at most once an open) runs.
+        guard file.needsDirectorySync else { return try file.syncDirectoryIfNeeded() }
         try disk.fire(.directorySync, on: path)
         try file.syncDirectoryIfNeeded()
         disk.record(.directorySync(POSIX.parent(of: path)))

@@ -1,4 +1,5 @@
 import Foundation
+import CIAPFrame
 import IAPBridge
 import IAPCore
 import Testing

@@ -1,82 +1,130 @@
+import Foundation
 @_spi(Testing) import IAPCore
+import IAPSimulator
 import IAPTestSupport
 import Testing
 
 /// What `iap_open` syncs. It used to sync the data and state directories and
 /// their parents at every open, on the game's thread (four F_FULLFSYNCs on
-/// an Apple device before a launch that writes nothing needs any); now a
-/// locked directory is anchored in its parent by its first sync, before the
-/// first write in it is acknowledged (C12 unchanged).
+/// an Apple device at launches that need none). Now a locked directory is
+/// anchored in its parent (its parent synced, then itself) once an open,
+/// before the SDK acknowledges a write in it or acts on what it read there:
+/// at the open when it has stored results to show again, else before the
+/// first purchase asks the store (C2, C12 unchanged).
 @Suite("Syncs at open")
 struct OpenSyncTests {
-    /// The directories synced under `env.root` from now until `taken`.
-    static func watch(_ env: TestEnv) {
-        POSIX.syncedDirectoriesWatch.withLock { $0[env.root] = [] }
-    }
+    /// dataDir and stateDir under different parents, so each directory's
+    /// anchoring is told apart: the game's folder (made by the game,
+    /// unsynced, as an engine's persistent-path helper does) holds dataDir.
+    struct Dirs {
+        let env = TestEnv()
+        let disk = SimulatedDisk()
+        var dataDir: String { gameDir + "/data" }
+        var stateDir: String { env.stateDir }
 
-    static func taken(_ env: TestEnv) -> [String] {
-        POSIX.syncedDirectoriesWatch.withLock { $0.removeValue(forKey: env.root) ?? [] }
-    }
+        /// `nested`: dataDir inside stateDir (allowed), whose store keeps
+        /// nothing durable, so only the outbox's syncs anchor anything.
+        let nested: Bool
+        var gameDir: String { nested ? stateDir : env.root + "/game" }
 
-    /// Each of `dirs` synced (exactly once when `once`), its first sync
-    /// after a sync of its parent.
-    static func anchored(_ synced: [String], _ dirs: [String], parent: String, once: Bool = true) -> Bool {
-        dirs.allSatisfy { dir in
-            let n = synced.filter { $0 == dir }.count
-            guard once ? n == 1 : n >= 1, let at = synced.firstIndex(of: dir) else { return false }
-            return synced[..<at].contains(parent)
+        init(nested: Bool = false) throws {
+            self.nested = nested
+            try FileManager.default.createDirectory(atPath: env.root + "/game/data", withIntermediateDirectories: true)
+        }
+
+        func open() throws -> Bridge {
+            let json = "{\"store\":\"simulator\",\"dataDir\":\"\(dataDir)\",\"catalog\":\"\(env.catalog)\","
+                + "\"simulator\":{\"stateDir\":\"\(stateDir)\",\"tickMs\":0,\"purchaseDelayMs\":0,\"durable\":\(!nested)}}"
+            let config = try BridgeConfig.parse(Array(json.utf8))
+            let store = try SimulatedStore.open(config: config, storage: disk)
+            return Bridge(try Coordinator.open(config: config, store: store, storage: disk), disk: disk)
+        }
+
+        /// The directories synced under the test's root from now until `taken`.
+        func watch() { POSIX.syncedDirectoriesWatch.withLock { $0[env.root] = [] } }
+        func taken() -> [String] { POSIX.syncedDirectoriesWatch.withLock { $0.removeValue(forKey: env.root) ?? [] } }
+
+        /// The index of the sync that anchored `dir`: its first sync, right
+        /// after a sync of its parent. Nil when it was not anchored.
+        func anchoring(_ dir: String, in synced: [String]) -> Int? {
+            guard let at = synced.firstIndex(of: dir), at > 0, synced[at - 1] == POSIX.parent(of: dir) else { return nil }
+            return at
         }
     }
 
-    @Test("a reopen with a result pending syncs nothing; the first purchase after it anchors both directories in their parent first; later ones sync no directory")
-    func deferredToFirstWrite() throws {
-        let env = TestEnv()
-        let disk = SimulatedDisk()
-        env.disk = disk
+    @Test("a reopen with nothing to show syncs nothing; its first purchase anchors dataDir (parent, then itself) before the store is asked; the next syncs no directory")
+    func nothingToShow() throws {
+        let d = try Dirs()
+        var b = try d.open()
+        let key = try b.buy("coins_100", 1_700_000_000_001)
+        #expect(b.drainResults().map(\.keyValue) == [key])
+        try b.confirm(key)
+        b.c.flush()
+        b.close()
 
-        // First launch: the game made the data directory (unsynced, as an
-        // engine's persistent-path helper does); the store's is made by the SDK.
-        try env.makeDataDir()
-        Self.watch(env)
-        var b = try env.open()
-        let first = Self.taken(env)
-        #expect(Self.anchored(first, [env.dataDir, env.stateDir], parent: env.root, once: false),
-                "the logs created at the first open are named durably, their directories anchored: \(first)")
+        d.watch()
+        d.disk.startJournal()
+        b = try d.open()
+        #expect(b.drainResults().isEmpty)
+        // (Appends, not synced, may be made: the store's finished
+        // transactions forgotten; they are durable with the next sync.)
+        let atOpen = d.disk.stopJournal().filter {
+            switch $0 {
+            case .append, .note: return false
+            default: return true
+            }
+        }
+        #expect(atOpen.isEmpty, "the reopen synced or rewrote a log: \(atOpen)")
+        #expect(d.taken().isEmpty, "the reopen synced a directory")
+
+        d.watch()
+        let next = try b.buy("coins_100", 1_700_000_000_002)
+        #expect(b.drainResults().map(\.keyValue) == [next])
+        let synced = d.taken()
+        let data = d.anchoring(d.dataDir, in: synced), state = d.anchoring(d.stateDir, in: synced)
+        #expect(data != nil && state != nil, "both directories anchored before the \"7\": \(synced)")
+        // The store's charge anchors stateDir: dataDir was anchored before it.
+        #expect((data ?? .max) < (state ?? .min), "dataDir anchored before the store was asked: \(synced)")
+        #expect(synced.filter { $0 == d.dataDir }.count == 1, "once: \(synced)")
+
+        d.watch()
+        let third = try b.buy("coins_100", 1_700_000_000_003)
+        #expect(b.drainResults().map(\.keyValue) == [third])
+        #expect(d.taken().isEmpty, "anchored once an open")
+        b.close()
+    }
+
+    @Test("a reopen with a result to show anchors dataDir (parent, then itself) before iap_open returns; stateDir is left for its first write")
+    func resultToShow() throws {
+        let d = try Dirs()
+        var b = try d.open()
         let pending = try b.buy("coins_100", 1_700_000_000_001)
         #expect(b.drainResults().map(\.keyValue) == [pending])
         b.close()
 
-        // Relaunch: a result is pending, nothing needs writing.
-        Self.watch(env)
-        disk.startJournal()
-        b = try env.open()
+        d.watch()
+        b = try d.open()
+        let atOpen = d.taken()
+        #expect(atOpen == [d.gameDir, d.dataDir], "at open, before anything is shown: \(atOpen)")
         #expect(b.drainResults().map(\.keyValue) == [pending], "the pending result comes back")
-        let atOpen = disk.stopJournal().filter {
-            switch $0 {
-            case .note: return false
-            default: return true
-            }
-        }
-        #expect(atOpen.isEmpty, "the reopen wrote or synced a log: \(atOpen)")
-        #expect(Self.taken(env).isEmpty, "the reopen synced a directory")
-
-        // The first purchase of this launch: its record (and the store's
-        // charge) are acknowledged only after both directories are anchored.
-        Self.watch(env)
-        let key = try b.buy("coins_100", 1_700_000_000_002)
-        #expect(b.drainResults().map(\.keyValue) == [key])
-        let firstWrite = Self.taken(env)
-        #expect(Self.anchored(firstWrite, [env.dataDir, env.stateDir], parent: env.root),
-                "before the first \"7\" of the launch: \(firstWrite)")
-
-        // Anchored once per open: the next purchase syncs no directory.
-        Self.watch(env)
-        let next = try b.buy("coins_100", 1_700_000_000_003)
-        #expect(b.drainResults().map(\.keyValue) == [next])
-        #expect(Self.taken(env).isEmpty)
         try b.confirm(pending)
+        b.c.flush()
+        b.close()
+    }
+
+    @Test("dataDir inside the stateDir: anchoring dataDir anchors the stateDir first (the directory above is locked and unanchored too)")
+    func nested() throws {
+        let d = try Dirs(nested: true)
+        var b = try d.open()
+        b.close()
+        b = try d.open()
+        d.watch()
+        let key = try b.buy("coins_100", 1_700_000_000_001)
+        #expect(b.drainResults().map(\.keyValue) == [key])
+        let synced = d.taken()
+        #expect(d.anchoring(d.stateDir, in: synced) != nil && d.anchoring(d.dataDir, in: synced) != nil,
+                "each anchored in its parent: \(synced)")
         try b.confirm(key)
-        try b.confirm(next)
         b.c.flush()
         b.close()
     }

@@ -6,6 +6,13 @@ extension Coordinator {
         assertOwner()
         guard !closed else { return }
         do throws(IAPError) {
+            // The first purchase of an open: dataDir's entry durable before
+            // the store sees a token naming install-id's identity (read from
+            // there, perhaps never synced), not only before the result.
+            if !dataDirAnchored {
+                try POSIX.anchorDirectory(config.dataDir)
+                dataDirAnchored = true
+            }
             // C5, C7: the key is written before anything can answer it, and
             // is durable with (at the latest) the answer's own record.
             try outbox.addIntent(key: key, productID: productID, atMs: POSIX.nowMs())

@@ -53,6 +53,10 @@ public final class Coordinator: @unchecked Sendable {
 
     let outbox: Outbox
     var commitScheduled = false
+    /// dataDir was anchored in this open (`POSIX.anchorDirectory`): checked
+    /// before the first purchase, whose token carries the install identity
+    /// read from dataDir. SDK thread only.
+    var dataDirAnchored = false
     private let dirLockFD: Int32
     /// Store events whose result could not be stored (a failed write or
     /// sync): handled again, on a fresh file, once the disk recovers (C12),
@@ -89,6 +93,11 @@ public final class Coordinator: @unchecked Sendable {
         do throws(IAPError) {
             install = try InstallID.load(dataDir: config.dataDir)
             opened = try Outbox.open(directory: config.dataDir, storage: storage)
+            // C2 at a reopen: results read here are shown again only once
+            // dataDir's entry is durable (the game may have moved or restored
+            // it unsynced; an earlier sync may have failed). An open with
+            // nothing to show syncs nothing.
+            if opened.0.liveCount > 0 { try POSIX.anchorDirectory(config.dataDir) }
         } catch {
             POSIX.unlockDirectory(fd)
             throw error

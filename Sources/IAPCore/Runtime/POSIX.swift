@@ -32,21 +32,42 @@ public enum POSIX {
     ///
     /// A directory this process locked (`lockDirectory`: a data or state
     /// directory) is anchored by its first sync: its parent is synced
-    /// first, once per lock, so the directory's own entry is durable before
-    /// anything written in it is acknowledged. The game may have created the
-    /// directory without syncing it (engines' persistent-path helpers do),
-    /// and a power cut would then take the outbox with it (C12). This was
-    /// done at every open, on the game's thread: four syncs (F_FULLFSYNC on
-    /// Apple devices) before a launch that writes nothing needs any.
+    /// first, once a lock, so the directory's own entry is durable before
+    /// anything written in it is acknowledged. The game may have created,
+    /// moved or restored the directory without syncing it (engines'
+    /// persistent-path helpers do), and a power cut would then take the
+    /// outbox with it (C12). Until stop 30 every open synced both
+    /// directories and their parents on the game's thread: four syncs
+    /// (F_FULLFSYNC on an Apple device) at launches that need none.
     public static func syncDirectory(_ path: String) throws(IAPError) {
-        var st = stat()
-        let key = stat(path, &st) == 0 ? "\(st.st_dev):\(st.st_ino)" : nil
-        let held = key.map { key in lockedDirectories.withLock { ($0.directoryFD[key], $0.unanchored.contains(key)) } }
-        if let key, held?.1 == true {
-            try syncDirectoryEntries(parent(of: path), descriptor: nil)
-            lockedDirectories.withLock { _ = $0.unanchored.remove(key) }
+        let held = heldDirectory(path)
+        if let held, held.unanchored {
+            let parentPath = parent(of: path)
+            // A parent that is itself a locked directory not anchored yet (a
+            // dataDir inside the stateDir) is anchored in turn.
+            if parentPath != path { try syncDirectory(parentPath) }
+            lockedDirectories.withLock { _ = $0.unanchored.remove(held.key) }
         }
-        try syncDirectoryEntries(path, descriptor: held?.0)
+        try syncDirectoryEntries(path, descriptor: held?.descriptor)
+    }
+
+    /// Anchors a directory this process locked, if no sync has yet (its
+    /// parent, then itself: `syncDirectory`); nothing otherwise. Called
+    /// before the SDK acts on what it read there: an open about to show
+    /// stored results again, the first purchase of an open (its token
+    /// carries the install identity read from `install-id`).
+    public static func anchorDirectory(_ path: String) throws(IAPError) {
+        guard let held = heldDirectory(path), held.unanchored else { return }
+        try syncDirectory(path)
+    }
+
+    /// The lock map's view of `path`: its key, the held descriptor, and
+    /// whether it waits for its anchoring sync. Nil when `stat` fails.
+    private static func heldDirectory(_ path: String) -> (key: String, descriptor: Int32?, unanchored: Bool)? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        let key = "\(st.st_dev):\(st.st_ino)"
+        return lockedDirectories.withLock { (key, $0.directoryFD[key], $0.unanchored.contains(key)) }
     }
 
     /// Syncs a directory's entries: through `descriptor` when this process
@@ -278,7 +299,8 @@ public enum POSIX {
 
     /// Checks a data directory the way the config promises: absolute, a
     /// directory, writable; created (owner-only) when only its last
-    /// component is missing; it and its parent synced.
+    /// component is missing. Not synced here: `lockDirectory` marks it for
+    /// anchoring (`syncDirectory`, `anchorDirectory`).
     public static func prepareDirectory(_ path: String, role: String) throws(IAPError) {
         guard !path.isEmpty else { throw IAPError(.badConfig, "\(role) is empty") }
         guard path.hasPrefix("/") else { throw IAPError(.badConfig, "\(role) must be an absolute path, got \"\(path)\"") }
@@ -304,10 +326,9 @@ public enum POSIX {
         }
         guard access(path, W_OK | X_OK) == 0 else { throw IAPError(.io, "\(role) \(path) is not writable") }
         // Nothing is synced here: the directory's entry (and its own
-        // entries) are made durable before the first write in it is
-        // acknowledged, by `syncDirectory`'s anchoring of a locked directory
-        // (`lockDirectory` comes next). An open that writes nothing syncs
-        // nothing.
+        // entries) are made durable before the SDK acknowledges a write in
+        // it or acts on what it read there (`syncDirectory`,
+        // `anchorDirectory`; `lockDirectory` comes next).
     }
 
     /// Takes an exclusive lock on `dir` for as long as the returned

@@ -25,13 +25,16 @@ public final class POSIXLogFile: DurableLog {
     // write), and are off.
     @exclusivity(unchecked) private var fd: Int32
     @exclusivity(unchecked) public private(set) var size: Int
-    /// Set when a rename or create is not yet known to be durable, and from
-    /// the open until the first sync (the directory, perhaps made by the
-    /// game, may never have been synced: `POSIX.syncDirectory` anchors it
-    /// in its parent then): the next `sync()` syncs the directory too, so
-    /// nothing acknowledged after it can sit in a file the directory does
-    /// not durably name. An open that writes nothing syncs nothing.
-    @exclusivity(unchecked) private var directoryNeedsSync = true
+    /// Set when a rename or create is not yet known to be durable: the next
+    /// `sync()` syncs the directory too, so nothing acknowledged after it can
+    /// sit in a file the directory does not durably name.
+    @exclusivity(unchecked) private var directoryNeedsSync = false
+    /// Set from the open until the first sync: the directory, perhaps made,
+    /// moved or restored by the game, may never have been synced. The first
+    /// `sync()` anchors it (`POSIX.anchorDirectory`: its parent, then
+    /// itself, unless the SDK did so already in this open). An open that
+    /// writes nothing syncs nothing.
+    @exclusivity(unchecked) private var directoryNeedsAnchor = true
 
     /// Opens (creating, owner-only) the log at `path` and returns it with the
     /// scan of what it held and the bytes read (the first `maxFileBytes` of
@@ -45,7 +48,7 @@ public final class POSIXLogFile: DurableLog {
 
     /// `open` without its last step: a file it created (`created`) is not
     /// durably named until `syncDirectoryIfNeeded()`, which `open` calls for
-    /// a created file only (an existing one's directory is synced at its
+    /// a created file only (an existing one's directory is anchored at its
     /// first `sync()`).
     public static func openDeferringDirectorySync(path: String) throws(IAPError)
         -> (file: POSIXLogFile, scan: RecordFrame.Scan, bytes: [UInt8], created: Bool)
@@ -59,6 +62,8 @@ public final class POSIXLogFile: DurableLog {
         // log itself is whole (old or new), so the leftover is garbage.
         unlink(path + ".tmp")
         let file = POSIXLogFile(path: path, fd: fd, size: existing?.size ?? 0)
+        // A new file is durable only once its directory entry is.
+        if existing == nil { file.directoryNeedsSync = true }
         return (file, scan, bytes, existing == nil)
     }
 
@@ -101,11 +106,16 @@ public final class POSIXLogFile: DurableLog {
         try POSIX.syncData(fd)
     }
 
-    /// Syncs the directory when a create or rename is not known to be durable yet.
+    /// Syncs the directory when a create or rename is not known to be
+    /// durable yet, and anchors it at the first sync of an open.
     public func syncDirectoryIfNeeded() throws(IAPError) {
-        guard directoryNeedsSync else { return }
-        try POSIX.syncDirectory(POSIX.parent(of: path))
-        directoryNeedsSync = false
+        if directoryNeedsSync {
+            try POSIX.syncDirectory(POSIX.parent(of: path))
+            directoryNeedsSync = false
+        } else if directoryNeedsAnchor {
+            try POSIX.anchorDirectory(POSIX.parent(of: path))
+        }
+        directoryNeedsAnchor = false
     }
 
     /// Cuts the file back to `length` (drops a torn tail) durably.

@@ -118,15 +118,15 @@ enum FsyncReport {
             print("    confirm: \(f(both.confirm))  (outbox: the confirm; store: the finish)")
             print("    store's own: \(f(both.perPurchase - outbox.perPurchase)) per purchase")
             print("  first open: \(outbox.atOpen) (the new files' entries, dataDir and stateDir each after its parent); "
-                  + "a reopen: \(outbox.reopen) (nothing written, nothing synced); its first purchase: \(outbox.firstAfterReopen) "
-                  + "(its record and its confirm, and once an open dataDir after its parent; "
+                  + "a reopen with nothing to show: \(outbox.reopen); its first purchase: \(outbox.firstAfterReopen) "
+                  + "(dataDir after its parent, once an open, before the store is asked; its record and its confirm; "
                   + "\(both.firstAfterReopen) with the store durable: stateDir and its parent too, and the store's charge and finish)")
             print("  compaction: 2 (new file, directory) "
                   + "per rewrite, about every \(Int(256 * 1024 / max(1, outbox.bytesPerPurchase))) purchases "
                   + "(\(Int(outbox.bytesPerPurchase)) outbox bytes per purchase, 256 KiB threshold)")
             let ok = outbox.buy == 1 && outbox.confirm == 1 && outbox.batchedPerPurchase <= 1.0 + 1.0 / Double(n) + 1e-9
-                && outbox.reopen == 0 && both.reopen == 0
-            print("fsync check: \(ok ? "PASS" : "FAIL") (expected 1 + 1 one at a time, \(n + 1) for a burst of \(n), 0 at a reopen)")
+                && outbox.reopen == 0 && both.reopen == 0 && outbox.firstAfterReopen == 4
+            print("fsync check: \(ok ? "PASS" : "FAIL") (expected 1 + 1 one at a time, \(n + 1) for a burst of \(n), 0 at a reopen with nothing to show, 4 for its first purchase)")
             return ok
         } catch {
             print("fsync report failed: \(error.message)")
