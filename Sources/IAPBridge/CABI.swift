@@ -136,8 +136,9 @@ public func iap_flush(_ b: OpaquePointer?) -> Int32 {
 /// with nothing queued, returns NULL there after two lock-free loads, with
 /// no Swift thunk in between. Everything else comes here: a bad or closed
 /// handle (reported like any call's) or a message to hand out.
+/// Internal: called from poll.c inside the library, exported by nothing.
 @_cdecl("iapc_poll_slow")
-public func iapc_poll_slow(_ b: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
+func iapc_poll_slow(_ b: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
     var message: [UInt8]? = nil
     let rc = withBridge("iap_poll", b) { (c: Coordinator) throws(IAPError) in message = c.queue.pop() }
     guard rc == IAPCode.ok.rawValue, let message else { return nil }

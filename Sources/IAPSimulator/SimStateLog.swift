@@ -26,12 +26,13 @@ final class SimStateLog {
         let (file, scan, _) = try storage.openLog(directory: directory, name: fileName)
         if scan.tailBytes > 0 { try file.truncate(to: scan.validEnd) }
         var events: [Event] = []
-        events.reserveCapacity(scan.records.count)
-        for p in scan.records {
-            if p.first == SimTransaction.binaryTag {
-                if let t = SimTransaction.decode(binary: p) { events.append(.charge(t)) }
+        events.reserveCapacity(scan.spans.count)
+        var seen = SimTransaction.Seen()
+        for span in scan.spans {
+            if !span.isEmpty && scan.source[span.lowerBound] == SimTransaction.binaryTag {
+                if let t = SimTransaction.decode(binary: scan.source, span, seen: &seen) { events.append(.charge(t)) }
             } else {
-                let fields = JSONFields(p)
+                let fields = JSONFields(Array(scan.source[span]))
                 if fields.isComplete { events.append(.fields(fields)) }
             }
         }

@@ -77,7 +77,7 @@ struct SimTransaction: Sendable {
         if offer != nil { mask |= SimTransaction.hasOffer }
         w.u8(mask)
         if let expiresMs { w.i64(expiresMs) }
-        if let token { w.raw(token.bytes) }
+        if let token { w.token(token) }
         w.str32(price)
         w.i64(quantity)
         if let storefront { w.str32(storefront) }
@@ -98,9 +98,21 @@ struct SimTransaction: Sendable {
     /// A charge `encoded` wrote; nil for anything else (a short or damaged
     /// record, a flag this version does not know, bytes left over).
     static func decode(binary bytes: [UInt8]) -> SimTransaction? {
-        var r = ByteReader(bytes)
-        guard r.u8() == binaryTag, let id = r.i64(), let orig = r.i64(), let product = r.str32(),
-              let kind = r.str32().flatMap(ProductKind.init(rawValue:)), let at = r.i64(),
+        var seen = Seen()
+        return decode(binary: bytes, 0..<bytes.count, seen: &seen)
+    }
+
+    /// What the charges of one log share, kept from one decode to the next
+    /// (`ByteReader.str32(_:_:)`): the state log's open reads them all with one.
+    struct Seen {
+        var product = Repeated<String>(), kind = Repeated<ProductKind>(), price = Repeated<String>()
+    }
+
+    /// The charge whose bytes are `bytes[span]` (a frame of the state log), read in place.
+    static func decode(binary bytes: [UInt8], _ span: Range<Int>, seen: inout Seen) -> SimTransaction? {
+        var r = ByteReader(bytes, span)
+        guard r.u8() == binaryTag, let id = r.i64(), let orig = r.i64(), let product = r.str32(&seen.product, { $0 }),
+              let kind = r.str32(&seen.kind, ProductKind.init(rawValue:)), let at = r.i64(),
               let mask = r.u8(), mask & ~knownBits == 0
         else { return nil }
         var expires: Int64? = nil
@@ -110,10 +122,10 @@ struct SimTransaction: Sendable {
         }
         var token: PurchaseToken? = nil
         if mask & hasToken != 0 {
-            guard let b = r.raw(16), let t = PurchaseToken(bytes: b) else { return nil }
+            guard let t = r.token() else { return nil }
             token = t
         }
-        guard let price = r.str32(), let quantity = r.i64() else { return nil }
+        guard let price = r.str32(&seen.price, { $0 }), let quantity = r.i64() else { return nil }
         var t = SimTransaction(id: id, originalID: orig, productID: product, kind: kind, purchaseMs: at, price: price)
         t.expiresMs = expires
         t.token = token

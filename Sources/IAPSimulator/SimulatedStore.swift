@@ -97,6 +97,8 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         do throws(IAPError) {
             let (log, events) = try SimStateLog.open(directory: options.stateDir, durable: options.durable, storage: storage)
             let s = SimulatedStore(config: config, options: options, catalog: catalog, log: log, lockFD: fd)
+            // Sized once: most events of a long log are charges.
+            s.txns.reserveCapacity(events.count)
             for e in events {
                 switch e {
                 case .charge(let t): s.insert(t)

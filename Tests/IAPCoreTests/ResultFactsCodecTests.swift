@@ -43,6 +43,52 @@ struct ResultFactsCodecTests {
         return out
     }
 
+    @Test("records read with one Seen, as an open reads a log, are what each reads alone: whatever repeats, changes or is cut")
+    func sharedSeen() throws {
+        // Values that repeat, change, keep their length with other bytes
+        // ("0.99"/"0.98"), or are empty, field by field, in every order.
+        let products = ["coins_100", "coins_101", "", "vip_monthly é😀"], prices = ["0.99", "0.98", ""]
+        let currencies = ["USD", "EUR", ""], environments = ["sandbox", "xcode", ""], storefronts: [String?] = ["USA", "FRA", nil]
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func pick<T>(_ a: [T]) -> T {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return a[Int(state >> 33) % a.count]
+        }
+        var seen = ResultFactsCodec.Seen()
+        for i in 0..<3_000 {
+            var t = i % 2 == 0 ? Self.full : Self.bare
+            t.productID = pick(products)
+            t.kind = pick(ProductKind.allCases)
+            t.price = pick(prices)
+            t.currency = pick(currencies)
+            t.environment = pick(environments)
+            t.storefront = pick(storefronts)
+            let f: ResultFacts = i % 5 == 4 ? .revocation(t, origin: pick(PurchaseOrigin.allCases))
+                : .purchase(t, origin: pick(PurchaseOrigin.allCases), alreadyOwned: false, clickKey: nil)
+            let bytes = ResultFactsCodec.encoded(f)
+            var r = ByteReader(bytes)
+            #expect(ResultFactsCodec.decode(&r, seen: &seen) == f && r.remaining == 0, "record \(i): \(f)")
+            // A record cut short is refused with the shared Seen too, and
+            // leaves it as it was for the next.
+            var cut = ByteReader(Array(bytes.prefix(40 + i % 60)))
+            #expect(ResultFactsCodec.decode(&cut, seen: &seen) == nil || bytes.count <= 40 + i % 60)
+        }
+        // A kind name of a cached kind's length but other bytes is not
+        // taken for it: refused, as when read alone.
+        var t = Self.bare
+        t.kind = .consumable
+        let good = ResultFactsCodec.encoded(.purchase(t, origin: .game, alreadyOwned: false, clickKey: nil))
+        var r = ByteReader(good)
+        #expect(ResultFactsCodec.decode(&r, seen: &seen) != nil)
+        let name = Array("consumable".utf8)
+        let at = try #require((0...(good.count - name.count)).first { Array(good[$0..<($0 + name.count)]) == name })
+        var bad = good
+        bad[at + 3] = UInt8(ascii: "X")
+        var rb = ByteReader(bad)
+        #expect(ResultFactsCodec.decode(&rb, seen: &seen) == nil)
+        #expect(ResultFactsCodec.decode(bad) == nil)
+    }
+
     @Test("every form and every field comes back as written")
     func roundTrip() {
         for f in Self.samples {

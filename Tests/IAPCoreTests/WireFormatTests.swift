@@ -69,7 +69,23 @@ struct WireFormatTests {
             #expect(token.uuidString == uuid.uuidString)
             #expect(PurchaseToken(uuidString: token.uuidString)?.bytes == b)
             #expect(PurchaseToken(uuidString: token.uuidString.lowercased())?.bytes == b)
+            // Kept in two words: the bytes, key, install, equality and hash
+            // survive a round trip through its bytes and through a record's
+            // codec, which reads it in place at any offset.
+            let back = try #require(PurchaseToken(bytes: b))
+            #expect(back == token && back.hashValue == token.hashValue && back.key == key && back.install == token.install)
+            for pad in 0..<9 {
+                var w = ByteWriter()
+                for _ in 0..<pad { w.u8(0xEE) }
+                w.token(token)
+                w.u8(0x77)
+                var r = ByteReader(w.out, pad..<(w.out.count - 1))
+                #expect(r.token() == token && r.remaining == 0, "at offset \(pad)")
+                #expect(r.token() == nil, "no 16 bytes left")
+            }
         }
+        #expect(PurchaseToken(bytes: [UInt8](repeating: 1, count: 15)) == nil)
+        #expect(PurchaseToken(key: key) != PurchaseToken(key: key, install: 0x2AB_CDEF))
     }
 
     @Test("UUID text that is not 16 bytes of hex reads as no token", arguments: [

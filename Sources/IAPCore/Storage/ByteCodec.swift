@@ -16,7 +16,6 @@ public struct ByteWriter {
     public mutating func u16(_ v: UInt16) { buffer.append(raw: v.littleEndian) }
     public mutating func u32(_ v: UInt32) { buffer.append(raw: v.littleEndian) }
     public mutating func u64(_ v: UInt64) { buffer.append(raw: v.littleEndian) }
-    public mutating func raw(_ b: [UInt8]) { b.withUnsafeBytes { if let p = $0.baseAddress { buffer.append(p, $0.count) } } }
     /// At most 65,535 bytes of the string's UTF-8 (longer ones are cut).
     public mutating func str16(_ s: String) {
         ByteWriter.withUTF8(s) { b in
@@ -41,16 +40,27 @@ public struct ByteWriter {
         }
     }
     public mutating func i64(_ v: Int64) { u64(UInt64(bitPattern: v)) }
+    /// A purchase token's 16 bytes, copied from the token in place.
+    public mutating func token(_ t: PurchaseToken) { t.withBytes { buffer.append($0.baseAddress!, 16) } }
 }
 
 /// Reads a record back: a read is nil when the bytes left are too few or
 /// not what it reads, never a trap (after a nil, the record is refused
 /// whole: where the reader stands then means nothing).
 public struct ByteReader {
-    let b: [UInt8]
-    var pos = 0
-    public init(_ b: [UInt8]) { self.b = b }
-    public var remaining: Int { b.count - pos }
+    @usableFromInline let b: [UInt8]
+    @usableFromInline var pos: Int
+    /// Where the record ends in `b` (a frame's payload inside a whole file).
+    @usableFromInline let end: Int
+    public init(_ b: [UInt8]) { self.init(b, 0..<b.count) }
+    /// Reads the bytes of `b` in `span` only, without copying them out.
+    public init(_ b: [UInt8], _ span: Range<Int>) {
+        precondition(span.lowerBound >= 0 && span.upperBound <= b.count, "a span outside its bytes")
+        self.b = b
+        pos = span.lowerBound
+        end = span.upperBound
+    }
+    @inlinable public var remaining: Int { end - pos }
     public mutating func u8() -> UInt8? { guard remaining >= 1 else { return nil }; defer { pos += 1 }; return b[pos] }
     public mutating func u16() -> UInt16? { littleEndian(UInt16.self) }
     public mutating func u32() -> UInt32? { littleEndian(UInt32.self) }
@@ -66,7 +76,8 @@ public struct ByteReader {
     public mutating func str16() -> String? { u16().flatMap { text(Int($0)) } }
     public mutating func str32() -> String? { u32().flatMap { text(Int($0)) } }
     /// The next `n` bytes as text; nil when fewer are left or they are not UTF-8.
-    private mutating func text(_ n: Int) -> String? {
+    @usableFromInline
+    mutating func text(_ n: Int) -> String? {
         guard remaining >= n else { return nil }
         let start = pos
         pos += n
@@ -84,9 +95,62 @@ public struct ByteReader {
     }
 
     public mutating func i64() -> Int64? { u64().map { Int64(bitPattern: $0) } }
-    public mutating func raw(_ n: Int) -> [UInt8]? {
-        guard remaining >= n else { return nil }
-        defer { pos += n }
-        return Array(b[pos..<(pos + n)])
+    /// The next string (u32 length, UTF-8) made into a `T` by `make`; the
+    /// value `last` holds when the bytes are the ones it was made from: no
+    /// String is made, no text matched against an enum's names. For the
+    /// fields that repeat from record to record of a log read at open (a
+    /// product, a price, a currency: ~200 instructions each a record).
+    /// Inlinable: specialized where it is called, in this module or the
+    /// simulator's (a generic call looked up `Repeated<T>`'s metadata each time).
+    @inlinable
+    public mutating func str32<T>(_ last: inout Repeated<T>, _ make: (String) -> T?) -> T? {
+        guard let n = u32().map(Int.init), remaining >= n else { return nil }
+        if let v = last.value, last.bytes.count == n, n == 0 || sameBytes(at: pos, as: last.bytes) {
+            pos += n
+            return v
+        }
+        let start = pos
+        guard let s = text(n), let v = make(s) else { return nil }
+        last.bytes = Array(b[start..<(start + n)])
+        last.value = v
+        return v
     }
+
+    /// The bytes at `at` are `other`'s (a few bytes: compared a word at a
+    /// time, not by a call to memcmp). The caller checked that they fit.
+    @usableFromInline
+    func sameBytes(at: Int, as other: [UInt8]) -> Bool {
+        b.withUnsafeBytes { all in
+            other.withUnsafeBytes { o in
+                let n = o.count
+                var i = 0
+                while i + 8 <= n {
+                    if all.loadUnaligned(fromByteOffset: at + i, as: UInt64.self) != o.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+                        return false
+                    }
+                    i += 8
+                }
+                while i < n {
+                    if all[at + i] != o[i] { return false }
+                    i += 1
+                }
+                return true
+            }
+        }
+    }
+
+    /// A purchase token's 16 bytes, read in place (no array).
+    public mutating func token() -> PurchaseToken? {
+        guard remaining >= 16 else { return nil }
+        defer { pos += 16 }
+        return PurchaseToken(bytes: b, at: pos)
+    }
+}
+
+/// The last value read at one field of a run of records, with the bytes it
+/// was made from (`ByteReader.str32(_:_:)`).
+public struct Repeated<T> {
+    @usableFromInline var bytes: [UInt8] = []
+    @usableFromInline var value: T? = nil
+    public init() {}
 }

@@ -50,14 +50,19 @@ public final class Outbox {
     private let storage: any LogStorage
     private let trustsLogAfterFailedSync: Bool
 
-    private var live: [UInt64: OutboxRecord] = [:]
-    private var byKey: [Int64: RecordIDs] = [:]
-    private var byTransaction: [TransactionTag: RecordIDs] = [:]   // live ids
+    // The tables below are private, owned by the outbox's one thread (the
+    // SDK thread; the game's during open), and no method calls out while it
+    // holds one (the index helpers are static and take only the index):
+    // Swift's run-time exclusivity checks on them (several a record at open,
+    // ~80 instructions each) can find nothing, and are off.
+    @exclusivity(unchecked) private var live: [UInt64: OutboxRecord] = [:]
+    @exclusivity(unchecked) private var byKey: [Int64: RecordIDs] = [:]
+    @exclusivity(unchecked) private var byTransaction: [TransactionTag: RecordIDs] = [:]   // live ids
     /// flavor-prefixed txn -> true when it came from an earlier session.
-    private var tombstones: [TransactionTag: Bool] = [:]
-    private var nextID: UInt64 = 1
-    private var liveBytes = 0
-    private var staleRecords = 0
+    @exclusivity(unchecked) private var tombstones: [TransactionTag: Bool] = [:]
+    @exclusivity(unchecked) private var nextID: UInt64 = 1
+    @exclusivity(unchecked) private var liveBytes = 0
+    @exclusivity(unchecked) private var staleRecords = 0
 
     /// Purchases started and not answered yet, by key (C5, C7), oldest first.
     public struct Intent: Sendable, Equatable {
@@ -68,7 +73,7 @@ public final class Outbox {
         /// The order intents are listed and let go in: by time, then key.
         static func isOlder(_ a: Intent, _ b: Intent) -> Bool { (a.atMs, a.key) < (b.atMs, b.key) }
     }
-    private var intents: [Int64: Intent] = [:]
+    @exclusivity(unchecked) private var intents: [Int64: Intent] = [:]
     /// How many open intents are kept: a purchase the store never answers
     /// (StoreKit reports no declined Ask to Buy) must not grow the file
     /// forever. An intent dropped here only means a very late answer gets a
@@ -152,10 +157,11 @@ public final class Outbox {
         let box = Outbox(directory: directory, path: path, log: file, storage: storage)
         var report = OpenReport()
         var decoded: [OutboxEntry] = []
-        decoded.reserveCapacity(scan.records.count)
-        for payload in scan.records {
-            if let e = OutboxEntry.decode(payload) { decoded.append(e) } else { report.undecodableRecords += 1 }
-            if OutboxRecord.isVersion1(payload) { report.upgradedRecords += 1 }
+        decoded.reserveCapacity(scan.spans.count)
+        var seen = ResultFactsCodec.Seen()
+        for span in scan.spans {
+            if let e = OutboxEntry.decode(scan.source, span, seen: &seen) { decoded.append(e) } else { report.undecodableRecords += 1 }
+            if OutboxRecord.isVersion1(scan.source, span) { report.upgradedRecords += 1 }
         }
         box.reserveCapacity(decoded.count)
         for e in decoded { box.replay(e) }

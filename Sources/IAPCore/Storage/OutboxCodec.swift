@@ -78,7 +78,14 @@ public enum OutboxEntry: Sendable, Equatable {
     }
 
     public static func decode(_ p: [UInt8]) -> OutboxEntry? {
-        var r = ByteReader(p)
+        var seen = ResultFactsCodec.Seen()
+        return decode(p, 0..<p.count, seen: &seen)
+    }
+
+    /// The entry whose payload is `bytes[span]` (a frame inside the scanned
+    /// file), read in place; `seen`: what the log's earlier records held.
+    static func decode(_ bytes: [UInt8], _ span: Range<Int>, seen: inout ResultFactsCodec.Seen) -> OutboxEntry? {
+        var r = ByteReader(bytes, span)
         guard let tag = r.u8() else { return nil }
         let entry: OutboxEntry
         switch tag {
@@ -89,7 +96,7 @@ public enum OutboxEntry: Sendable, Equatable {
                   let kind = RecordKind(rawValue: kindRaw), let txn = r.str16() else { return nil }
             let facts: ResultFacts
             if tag == tagPut {
-                guard let f = ResultFactsCodec.decode(&r) else { return nil }
+                guard let f = ResultFactsCodec.decode(&r, seen: &seen) else { return nil }
                 facts = f
             } else {
                 guard let msg = r.bytes32() else { return nil }
@@ -171,5 +178,7 @@ public struct OutboxRecord: Sendable, Equatable {
 
     /// True when a format 1 payload (rendered JSON) holds this record:
     /// read through `OutboxV1Migration`.
-    static func isVersion1(_ payload: [UInt8]) -> Bool { payload.first == OutboxEntry.tagPutV1 }
+    static func isVersion1(_ bytes: [UInt8], _ span: Range<Int>) -> Bool {
+        !span.isEmpty && bytes[span.lowerBound] == OutboxEntry.tagPutV1
+    }
 }

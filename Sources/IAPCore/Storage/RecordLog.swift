@@ -40,8 +40,14 @@ public enum RecordFrame {
 
     /// What a scan of a log found.
     public struct Scan: Sendable {
-        /// Payloads of every valid frame, in file order.
-        public var records: [[UInt8]] = []
+        /// Where the payload of every valid frame lies in `source`, in file
+        /// order: an open decodes them in place (a copy of each, ~450
+        /// instructions a record with its release, is what `records` makes).
+        public var spans: [Range<Int>] = []
+        /// The bytes scanned (shared with the caller's array, not copied).
+        public var source: [UInt8] = []
+        /// Payloads of every valid frame, in file order, each copied out.
+        public var records: [[UInt8]] { spans.map { Array(source[$0]) } }
         /// Bytes skipped between valid frames (damage in the middle).
         public var skippedBytes = 0
         /// Number of separate damaged spans in the middle.
@@ -61,17 +67,20 @@ public enum RecordFrame {
     }
 
     public static func scan(_ bytes: [UInt8]) -> Scan {
-        bytes.withUnsafeBufferPointer { scan($0) }
+        var s = bytes.withUnsafeBufferPointer { scan($0) }
+        s.source = bytes
+        return s
     }
 
-    public static func scan(_ b: UnsafeBufferPointer<UInt8>) -> Scan {
+    /// The scan of `b`, without `source` (`scan(_:)` sets it).
+    private static func scan(_ b: UnsafeBufferPointer<UInt8>) -> Scan {
         var s = Scan()
         let n = b.count
         var pos = 0
         var prefixes: PrefixCRC? = nil
         while pos < n {
             if let end = validFrame(b, at: pos) {
-                s.records.append(Array(UnsafeBufferPointer(rebasing: b[(pos + headerSize)..<end])))
+                s.spans.append((pos + headerSize)..<end)
                 pos = end
                 s.validEnd = end
                 continue

@@ -45,10 +45,24 @@ enum ResultFactsCodec {
         }
     }
 
+    /// What the records of one log share, kept from one decode to the next
+    /// (`ByteReader.str32(_:_:)`): an open reads them all with one.
+    struct Seen {
+        var product = Repeated<String>(), kind = Repeated<ProductKind>(), origin = Repeated<PurchaseOrigin>()
+        var price = Repeated<String>(), currency = Repeated<String>(), environment = Repeated<String>()
+        var storefront = Repeated<String>()
+    }
+
     static func decode(_ r: inout ByteReader) -> ResultFacts? {
+        var seen = Seen()
+        return decode(&r, seen: &seen)
+    }
+
+    static func decode(_ r: inout ByteReader, seen: inout Seen) -> ResultFacts? {
         switch r.u8() {
         case formPurchase:
-            guard let t = transaction(&r), let origin = r.str32().flatMap(PurchaseOrigin.init(rawValue:)), let flags = r.u8(), flags & ~3 == 0 else { return nil }
+            guard let t = transaction(&r, seen: &seen), let origin = r.str32(&seen.origin, PurchaseOrigin.init(rawValue:)),
+                  let flags = r.u8(), flags & ~3 == 0 else { return nil }
             var click: Int64? = nil
             if flags & 2 != 0 { guard let c = r.i64() else { return nil }; click = c }
             return .purchase(t, origin: origin, alreadyOwned: flags & 1 != 0, clickKey: click)
@@ -57,7 +71,7 @@ enum ResultFactsCodec {
                   let detail = r.str32() else { return nil }
             return .failure(productID: p, failure: failure, detail: detail)
         case formRevocation:
-            guard let t = transaction(&r), let origin = r.str32().flatMap(PurchaseOrigin.init(rawValue:)) else { return nil }
+            guard let t = transaction(&r, seen: &seen), let origin = r.str32(&seen.origin, PurchaseOrigin.init(rawValue:)) else { return nil }
             return .revocation(t, origin: origin)
         case formEdited:
             guard let p = r.str32() else { return nil }
@@ -108,7 +122,7 @@ enum ResultFactsCodec {
         w.str32(t.price)
         w.str32(t.currency)
         w.i64(t.quantity)
-        if let v = t.token { w.raw(v.bytes) }
+        if let v = t.token { w.token(v) }
         if let v = t.jws { w.str32(v) }
         w.str32(t.environment)
         if let v = t.storefront { w.str32(v) }
@@ -121,28 +135,29 @@ enum ResultFactsCodec {
         }
     }
 
-    static func transaction(_ r: inout ByteReader) -> StoreTransaction? {
+    static func transaction(_ r: inout ByteReader, seen: inout Seen) -> StoreTransaction? {
         guard let mask = r.u16(), mask & ~knownBits == 0,
-              let id = r.str32(), let originalID = r.str32(), let productID = r.str32(),
-              let kindName = r.str32(), let kind = ProductKind(rawValue: kindName), let purchased = r.i64()
+              let id = r.str32(), let originalID = r.str32(), let productID = r.str32(&seen.product, { $0 }),
+              let kind = r.str32(&seen.kind, ProductKind.init(rawValue:)), let purchased = r.i64()
         else { return nil }
         var t = StoreTransaction(id: id, originalID: originalID, productID: productID, kind: kind, purchaseDateMs: purchased,
                                  price: "", currency: "", environment: "")
         if mask & hasExpires != 0 { guard let v = r.i64() else { return nil }; t.expiresDateMs = v }
         if mask & hasRevocationDate != 0 { guard let v = r.i64() else { return nil }; t.revocationDateMs = v }
         if mask & hasRevocationReason != 0 { guard let v = r.str32() else { return nil }; t.revocationReason = v }
-        guard let price = r.str32(), let currency = r.str32(), let quantity = r.i64() else { return nil }
+        guard let price = r.str32(&seen.price, { $0 }), let currency = r.str32(&seen.currency, { $0 }), let quantity = r.i64()
+        else { return nil }
         t.price = price
         t.currency = currency
         t.quantity = quantity
         if mask & hasToken != 0 {
-            guard let b = r.raw(16), let token = PurchaseToken(bytes: b) else { return nil }
+            guard let token = r.token() else { return nil }
             t.token = token
         }
         if mask & hasJWS != 0 { guard let v = r.str32() else { return nil }; t.jws = v }
-        guard let environment = r.str32() else { return nil }
+        guard let environment = r.str32(&seen.environment, { $0 }) else { return nil }
         t.environment = environment
-        if mask & hasStorefront != 0 { guard let v = r.str32() else { return nil }; t.storefront = v }
+        if mask & hasStorefront != 0 { guard let v = r.str32(&seen.storefront, { $0 }) else { return nil }; t.storefront = v }
         if mask & hasOffer != 0 {
             guard let name = r.str32(), let k = TransactionOffer.Kind(rawValue: name), let bits = r.u8(), bits & ~7 == 0
             else { return nil }

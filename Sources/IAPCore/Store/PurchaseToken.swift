@@ -17,12 +17,42 @@
 /// and no install: still read, and taken as this install's (they predate the
 /// install identifier).
 public struct PurchaseToken: Sendable, Hashable {
-    public let bytes: [UInt8]
+    /// The 16 bytes in order, in two words (bytes 0-7, 8-15, in memory
+    /// order): a token is a value, copied and decoded with every stored
+    /// transaction, and an array of 16 bytes cost an allocation each time.
+    private let raw: (UInt64, UInt64)
+
+    public static func == (a: PurchaseToken, b: PurchaseToken) -> Bool { a.raw == b.raw }
+    public func hash(into h: inout Hasher) {
+        h.combine(raw.0)
+        h.combine(raw.1)
+    }
+
+    /// The 16 bytes (a copy).
+    public var bytes: [UInt8] { withBytes { Array($0) } }
+
+    /// Runs `body` on the 16 bytes, in place.
+    public func withBytes<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
+        withUnsafeBytes(of: raw) { body($0) }
+    }
 
     public init?(bytes: [UInt8]) {
         guard bytes.count == 16 else { return nil }
-        self.bytes = bytes
+        var raw: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: bytes) }
+        self.raw = raw
     }
+
+    /// The token in `bytes[at..<at + 16]`, read in place (a record's codec).
+    init(bytes: [UInt8], at: Int) {
+        precondition(at >= 0 && at + 16 <= bytes.count, "a token past its bytes")
+        raw = bytes.withUnsafeBytes { ($0.loadUnaligned(fromByteOffset: at, as: UInt64.self),
+                                       $0.loadUnaligned(fromByteOffset: at + 8, as: UInt64.self)) }
+    }
+
+    private init(_ b: [UInt8]) { self.init(bytes: b)! }
+
+    private func byte(_ i: Int) -> UInt8 { withBytes { $0[i] } }
 
     private static let keySlots = [4, 5, 7, 9, 10, 11, 12, 13]
     /// Install identifiers are this many bits.
@@ -37,7 +67,7 @@ public struct PurchaseToken: Sendable, Hashable {
         b[6] = 0x80  // version 8
         b[8] = 0x80  // variant 10
         PurchaseToken.fill(&b, key: key)
-        self.bytes = b
+        self.init(b)
     }
 
     /// A version-2 token: the key and this install's identifier.
@@ -50,7 +80,7 @@ public struct PurchaseToken: Sendable, Hashable {
         b[6] = 0x80 | UInt8((i >> 6) & 0x0f)  // version 8
         b[8] = 0x80 | UInt8(i & 0x3f)         // variant 10
         PurchaseToken.fill(&b, key: key)
-        self.bytes = b
+        self.init(b)
     }
 
     private static func fill(_ b: inout [UInt8], key: Int64) {
@@ -62,30 +92,32 @@ public struct PurchaseToken: Sendable, Hashable {
     }
 
     private var isVersion1: Bool {
-        bytes[0] == 0x49 && bytes[1] == 0x41 && bytes[2] == 0x50 && bytes[3] == 0x42 && bytes[6] == 0x80 && bytes[8] == 0x80
+        withBytes { b in b[0] == 0x49 && b[1] == 0x41 && b[2] == 0x50 && b[3] == 0x42 && b[6] == 0x80 && b[8] == 0x80 }
     }
 
     private var isVersion2: Bool {
-        bytes[0] == 0x49 && bytes[1] == 0x42 && bytes[6] & 0xf0 == 0x80 && bytes[8] & 0xc0 == 0x80
+        withBytes { b in b[0] == 0x49 && b[1] == 0x42 && b[6] & 0xf0 == 0x80 && b[8] & 0xc0 == 0x80 }
     }
 
     private var checksumMatches: Bool {
-        UInt16(bytes[14]) << 8 | UInt16(bytes[15]) == PurchaseToken.checksum(bytes)
+        withBytes { b in UInt16(b[14]) << 8 | UInt16(b[15]) == PurchaseToken.checksum(b) }
     }
 
     /// The game's key, when the SDK made this token (either version).
     public var key: Int64? {
         guard isVersion1 || isVersion2, checksumMatches else { return nil }
-        var u: UInt64 = 0
-        for slot in PurchaseToken.keySlots { u = u << 8 | UInt64(bytes[slot]) }
-        return Int64(bitPattern: u)
+        return withBytes { b in
+            var u: UInt64 = 0
+            for slot in PurchaseToken.keySlots { u = u << 8 | UInt64(b[slot]) }
+            return Int64(bitPattern: u)
+        }
     }
 
     /// The install that made this token; nil for version 1 and for tokens the
     /// SDK did not make.
     public var install: UInt32? {
         guard isVersion2, checksumMatches else { return nil }
-        return UInt32(bytes[2]) << 18 | UInt32(bytes[3]) << 10 | UInt32(bytes[6] & 0x0f) << 6 | UInt32(bytes[8] & 0x3f)
+        return withBytes { b in UInt32(b[2]) << 18 | UInt32(b[3]) << 10 | UInt32(b[6] & 0x0f) << 6 | UInt32(b[8] & 0x3f) }
     }
 
     /// The key when this install made the token (or a version-1 token, which
@@ -96,7 +128,7 @@ public struct PurchaseToken: Sendable, Hashable {
         return k
     }
 
-    private static func checksum(_ b: [UInt8]) -> UInt16 {
+    private static func checksum<B: RandomAccessCollection>(_ b: B) -> UInt16 where B.Element == UInt8, B.Index == Int {
         var h: UInt32 = 0x811C9DC5
         for i in 0..<14 { h = (h ^ UInt32(b[i])) &* 0x01000193 }
         return UInt16(truncatingIfNeeded: h ^ (h >> 16))
@@ -109,7 +141,8 @@ public struct PurchaseToken: Sendable, Hashable {
         let hex: StaticString = "0123456789ABCDEF"
         return String(unsafeUninitializedCapacity: 36) { out in
             var at = 0
-            for (i, byte) in bytes.enumerated() {
+            for i in 0..<16 {
+                let byte = self.byte(i)
                 if i == 4 || i == 6 || i == 8 || i == 10 { out[at] = UInt8(ascii: "-"); at += 1 }
                 out[at] = hex.utf8Start[Int(byte >> 4)]
                 out[at + 1] = hex.utf8Start[Int(byte & 15)]
@@ -152,6 +185,6 @@ public struct PurchaseToken: Sendable, Hashable {
             }
         }
         guard ok else { return nil }
-        self.bytes = withUnsafeBytes(of: &raw) { Array($0) }
+        self.raw = raw
     }
 }
