@@ -55,6 +55,37 @@ struct SimulatorLogTests {
         }
     }
 
+    @Test("charges read with one Seen, in one array of frames, as the state log's open reads them, are what each reads alone")
+    func sharedSeen() throws {
+        // Products, kinds and prices that repeat, change, or keep their
+        // length with other bytes, in the order of a shuffled log.
+        var all = SimulatorLogTests.variety()
+        let products = ["vip_monthly", "vip_monthlx", "coins_100", ""]
+        for i in all.indices {
+            all[i].productID = products[(i * 7) % products.count]
+            if i % 11 == 0 { all[i].price = "0.98" }
+        }
+        var log: [UInt8] = []
+        var spans: [Range<Int>] = []
+        for t in all {
+            let start = log.count
+            log += t.encoded()
+            spans.append(start..<log.count)
+            log += [0xAA, 0xBB]  // what lies between two payloads in a log: a frame header's bytes
+        }
+        var seen = SimTransaction.Seen()
+        for (t, span) in zip(all, spans) {
+            let shared = try #require(SimTransaction.decode(binary: log, span, seen: &seen))
+            let alone = try #require(SimTransaction.decode(binary: Array(log[span])))
+            #expect(SimulatorLogTests.same(shared, alone) && SimulatorLogTests.same(shared, t), "charge \(t.id)")
+        }
+        // A span one byte short or long is no charge, with the shared Seen too.
+        for span in spans.prefix(50) {
+            #expect(SimTransaction.decode(binary: log, span.lowerBound..<(span.upperBound - 1), seen: &seen) == nil)
+            #expect(SimTransaction.decode(binary: log, span.lowerBound..<(span.upperBound + 1), seen: &seen) == nil)
+        }
+    }
+
     @Test("a damaged charge reads as nothing, never a trap: every cut, every flag this version does not know, a byte too many, a wrong first byte")
     func damaged() {
         var t = SimulatorLogTests.variety()[383]

@@ -43,9 +43,10 @@ public enum RecordFrame {
         /// Where the payload of every valid frame lies in `source`, in file
         /// order: an open decodes them in place (a copy of each, ~450
         /// instructions a record with its release, is what `records` makes).
-        public var spans: [Range<Int>] = []
+        public internal(set) var spans: [Range<Int>] = []
         /// The bytes scanned (shared with the caller's array, not copied).
-        public var source: [UInt8] = []
+        /// Both set by `scan` only: every span lies inside `source`.
+        public internal(set) var source: [UInt8] = []
         /// Payloads of every valid frame, in file order, each copied out.
         public var records: [[UInt8]] { spans.map { Array(source[$0]) } }
         /// Bytes skipped between valid frames (damage in the middle).
