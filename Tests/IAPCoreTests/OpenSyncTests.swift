@@ -44,6 +44,20 @@ struct OpenSyncTests {
         func watch() { POSIX.syncedDirectoriesWatch.withLock { $0[env.root] = [] } }
         func taken() -> [String] { POSIX.syncedDirectoriesWatch.withLock { $0.removeValue(forKey: env.root) ?? [] } }
 
+        /// A first launch that buys once, its result confirmed (nothing to
+        /// show at the next open) or left pending; returns its key.
+        func firstLaunch(confirmed: Bool) throws -> Int64 {
+            let b = try open()
+            let key = try b.buy("coins_100", 1_700_000_000_001)
+            #expect(b.drainResults().map(\.keyValue) == [key])
+            if confirmed {
+                try b.confirm(key)
+                b.c.flush()
+            }
+            b.close()
+            return key
+        }
+
         /// The index of the sync that anchored `dir`: its first sync, right
         /// after a sync of its parent. Nil when it was not anchored.
         func anchoring(_ dir: String, in synced: [String]) -> Int? {
@@ -55,16 +69,11 @@ struct OpenSyncTests {
     @Test("a reopen with nothing to show syncs nothing; its first purchase anchors dataDir (parent, then itself) before the store is asked; the next syncs no directory")
     func nothingToShow() throws {
         let d = try Dirs()
-        var b = try d.open()
-        let key = try b.buy("coins_100", 1_700_000_000_001)
-        #expect(b.drainResults().map(\.keyValue) == [key])
-        try b.confirm(key)
-        b.c.flush()
-        b.close()
+        _ = try d.firstLaunch(confirmed: true)
 
         d.watch()
         d.disk.startJournal()
-        b = try d.open()
+        let b = try d.open()
         #expect(b.drainResults().isEmpty)
         // (Appends, not synced, may be made: the store's finished
         // transactions forgotten; they are durable with the next sync.)
@@ -97,13 +106,10 @@ struct OpenSyncTests {
     @Test("a reopen with a result to show anchors dataDir (parent, then itself) before iap_open returns; stateDir is left for its first write")
     func resultToShow() throws {
         let d = try Dirs()
-        var b = try d.open()
-        let pending = try b.buy("coins_100", 1_700_000_000_001)
-        #expect(b.drainResults().map(\.keyValue) == [pending])
-        b.close()
+        let pending = try d.firstLaunch(confirmed: false)
 
         d.watch()
-        b = try d.open()
+        let b = try d.open()
         let atOpen = d.taken()
         #expect(atOpen == [d.gameDir, d.dataDir], "at open, before anything is shown: \(atOpen)")
         #expect(b.drainResults().map(\.keyValue) == [pending], "the pending result comes back")
