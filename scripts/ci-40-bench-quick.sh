@@ -106,6 +106,11 @@ frame_poll_p50_us pos
 frame_poll_p99_us pos
 frame_poll_max_us pos
 frame_poll_calls pos
+frame_preempt_floor_p50_us num
+frame_preempt_floor_p99_us num
+frame_preempt_floor_max_us pos
+frame_preempt_floor_calls pos
+frame_preempt_floor_over_1ms num
 frame_wake_floor_p50_us num
 frame_wake_floor_p99_us pos
 frame_wake_floor_max_us pos
