@@ -41,13 +41,7 @@ public enum POSIX {
     /// (F_FULLFSYNC on an Apple device) at launches that need none.
     public static func syncDirectory(_ path: String) throws(IAPError) {
         let held = heldDirectory(path)
-        if let held, held.unanchored {
-            let parentPath = parent(of: path)
-            // A parent that is itself a locked directory not anchored yet (a
-            // dataDir inside the stateDir) is anchored in turn.
-            if parentPath != path { try syncDirectory(parentPath) }
-            lockedDirectories.withLock { _ = $0.unanchored.remove(held.key) }
-        }
+        if let held, held.unanchored { try anchorParent(of: path, key: held.key) }
         try syncDirectoryEntries(path, descriptor: held?.descriptor)
     }
 
@@ -58,7 +52,18 @@ public enum POSIX {
     /// carries the install identity read from `install-id`).
     public static func anchorDirectory(_ path: String) throws(IAPError) {
         guard let held = heldDirectory(path), held.unanchored else { return }
-        try syncDirectory(path)
+        try anchorParent(of: path, key: held.key)
+        try syncDirectoryEntries(path, descriptor: held.descriptor)
+    }
+
+    /// Syncs the parent of the locked directory `path` (whose lock-map key
+    /// is `key`) and marks it anchored. A parent that is itself a locked
+    /// directory not anchored yet (a dataDir inside the stateDir) is
+    /// anchored in turn.
+    private static func anchorParent(of path: String, key: String) throws(IAPError) {
+        let parentPath = parent(of: path)
+        if parentPath != path { try syncDirectory(parentPath) }
+        lockedDirectories.withLock { _ = $0.unanchored.remove(key) }
     }
 
     /// The lock map's view of `path`: its key, the held descriptor, and

@@ -38,9 +38,7 @@ public struct PurchaseToken: Sendable, Hashable {
 
     public init?(bytes: [UInt8]) {
         guard bytes.count == 16 else { return nil }
-        var raw: (UInt64, UInt64) = (0, 0)
-        withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: bytes) }
-        self.raw = raw
+        self.init(bytes: bytes, at: 0)
     }
 
     /// The token in `bytes[at..<at + 16]`, read in place (a record's codec).
@@ -49,8 +47,6 @@ public struct PurchaseToken: Sendable, Hashable {
         raw = bytes.withUnsafeBytes { ($0.loadUnaligned(fromByteOffset: at, as: UInt64.self),
                                        $0.loadUnaligned(fromByteOffset: at + 8, as: UInt64.self)) }
     }
-
-    private init(_ b: [UInt8]) { self.init(bytes: b)! }
 
     private func byte(_ i: Int) -> UInt8 { withBytes { $0[i] } }
 
@@ -67,7 +63,7 @@ public struct PurchaseToken: Sendable, Hashable {
         b[6] = 0x80  // version 8
         b[8] = 0x80  // variant 10
         PurchaseToken.fill(&b, key: key)
-        self.init(b)
+        self.init(bytes: b, at: 0)
     }
 
     /// A version-2 token: the key and this install's identifier.
@@ -80,7 +76,7 @@ public struct PurchaseToken: Sendable, Hashable {
         b[6] = 0x80 | UInt8((i >> 6) & 0x0f)  // version 8
         b[8] = 0x80 | UInt8(i & 0x3f)         // variant 10
         PurchaseToken.fill(&b, key: key)
-        self.init(b)
+        self.init(bytes: b, at: 0)
     }
 
     private static func fill(_ b: inout [UInt8], key: Int64) {
