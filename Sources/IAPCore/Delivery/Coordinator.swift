@@ -86,22 +86,22 @@ public final class Coordinator: @unchecked Sendable {
     public static func open(config: BridgeConfig, store: Store, counter: UnsafeMutablePointer<Int64>? = nil,
                             executor: Executor? = nil, rendersJSON: Bool = true,
                             storage: any LogStorage = POSIXStorage()) throws(IAPError) -> Coordinator {
-        try POSIX.prepareDirectory(config.dataDir, role: "dataDir")
-        let fd = try POSIX.lockDirectory(config.dataDir)
-        let opened: (Outbox, Outbox.OpenReport)
-        let install: InstallID.Loaded
+        let data = try DataDirAtOpen.read(config, storage: storage)
         do throws(IAPError) {
-            install = try InstallID.load(dataDir: config.dataDir)
-            opened = try Outbox.open(directory: config.dataDir, storage: storage)
-            // C2 at a reopen: results read here are shown again only once
-            // dataDir's entry is durable (the game may have moved or restored
-            // it unsynced; an earlier sync may have failed). An open with
-            // nothing to show syncs nothing.
-            if opened.0.liveCount > 0 { try POSIX.anchorDirectory(config.dataDir) }
+            try data.anchorIfShowing(config)
         } catch {
-            POSIX.unlockDirectory(fd)
+            data.close()
             throw error
         }
+        return try assemble(config: config, store: store, data: data, counter: counter, executor: executor,
+                            rendersJSON: rendersJSON)
+    }
+
+    /// The bridge over what was read: starts its threads, then the store.
+    /// Closes `data` on failure.
+    private static func assemble(config: BridgeConfig, store: Store, data: DataDirAtOpen,
+                                 counter: UnsafeMutablePointer<Int64>?, executor: Executor?,
+                                 rendersJSON: Bool) throws(IAPError) -> Coordinator {
         let queue = MessageQueue(counter: counter, rendersJSON: rendersJSON)
         var thread: SDKThread? = nil
         do throws(IAPError) {
@@ -115,13 +115,12 @@ public final class Coordinator: @unchecked Sendable {
             }
         } catch {
             queue.close(fromDeliveryThread: false)
-            opened.0.close()
-            POSIX.unlockDirectory(fd)
+            data.close()
             throw error
         }
-        let c = Coordinator(config: config, store: store, outbox: opened.0, report: opened.1, dirLockFD: fd,
-                            queue: queue, executor: executor ?? thread!, thread: thread, install: install.id,
-                            installProblem: install.problem)
+        let c = Coordinator(config: config, store: store, outbox: data.outbox, report: data.report, dirLockFD: data.lockFD,
+                            queue: queue, executor: executor ?? thread!, thread: thread, install: data.install.id,
+                            installProblem: data.install.problem)
         c.start()
         return c
     }

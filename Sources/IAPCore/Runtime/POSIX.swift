@@ -152,16 +152,34 @@ public enum POSIX {
             throw IAPError(.io, "cannot open \(path): \(errnoText)")
         }
         defer { close(fd) }
-        var out: [UInt8] = []
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw IAPError(.io, "cannot stat \(path): \(errnoText)") }
         guard (st.st_mode & S_IFMT) == S_IFREG else {
             throw IAPError(.io, "\(path) is not a regular file (a FIFO, device or directory): move it away")
         }
         let size = Int(st.st_size)
-        // One allocation of what is read (the outbox is read whole at open).
-        if size > 0 { out.reserveCapacity(min(size, limit) + 1) }
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        // What fstat reports is read straight into the array: one
+        // allocation, no buffer zeroed and copied (the outbox and the
+        // simulator's log are read whole at every open).
+        let first = min(max(size, 0), limit)
+        var failure: Int32 = 0
+        var out = [UInt8](unsafeUninitializedCapacity: first) { buf, count in
+            count = 0
+            while count < first {
+                let n = read(fd, buf.baseAddress! + count, first - count)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if n == 0 { return }  // shorter than fstat said: it shrank while read
+                count += n
+            }
+        }
+        if failure != 0 { throw IAPError(.io, "cannot read \(path): \(String(cString: strerror(failure)))") }
+        if out.count < first { return Prefix(bytes: out, size: out.count) }
+        // A file that grew since fstat: the rest, a chunk at a time.
+        var chunk = [UInt8](repeating: 0, count: 1 << 12)
         while out.count < limit {
             let want = min(chunk.count, limit - out.count)
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, want) }

@@ -1,0 +1,38 @@
+/// What `Coordinator.open` reads from `dataDir` before the bridge exists:
+/// the directory's lock, the outbox, this install's identifier.
+struct DataDirAtOpen {
+    let lockFD: Int32
+    let outbox: Outbox
+    let report: Outbox.OpenReport
+    let install: InstallID.Loaded
+
+    /// Prepares and locks `dataDir`, then reads `install-id` and the outbox.
+    /// Unlocks on failure.
+    static func read(_ config: BridgeConfig, storage: any LogStorage) throws(IAPError) -> DataDirAtOpen {
+        try POSIX.prepareDirectory(config.dataDir, role: "dataDir")
+        let fd = try POSIX.lockDirectory(config.dataDir)
+        do throws(IAPError) {
+            let install = try InstallID.load(dataDir: config.dataDir)
+            let (outbox, report) = try Outbox.open(directory: config.dataDir, storage: storage)
+            return DataDirAtOpen(lockFD: fd, outbox: outbox, report: report, install: install)
+        } catch {
+            POSIX.unlockDirectory(fd)
+            throw error
+        }
+    }
+
+    /// C2 at a reopen: results read here are shown again only once dataDir's
+    /// entry is durable (the game may have moved or restored it unsynced; an
+    /// earlier sync may have failed). An open with nothing to show syncs
+    /// nothing. The store is open by then: a `dataDir` inside the
+    /// simulator's locked `stateDir` anchors that in turn.
+    func anchorIfShowing(_ config: BridgeConfig) throws(IAPError) {
+        if outbox.liveCount > 0 { try POSIX.anchorDirectory(config.dataDir) }
+    }
+
+    /// Gives everything back when the bridge is not made after all.
+    func close() {
+        outbox.close()
+        POSIX.unlockDirectory(lockFD)
+    }
+}
