@@ -1,5 +1,5 @@
 #if defined(__linux__) && !defined(__ANDROID__) && !defined(_GNU_SOURCE)
-#define _GNU_SOURCE  /* dladdr, RTLD_NODELETE (the image pin at the end) */
+#define _GNU_SOURCE  /* dladdr, RTLD_NODELETE (the image pin at the end), pthread_setname_np */
 #endif
 #include "CIAPSupport.h"
 #include <pthread.h>
@@ -214,3 +214,14 @@ __attribute__((constructor)) static void iapc_pin_image(void) {
     if (self != NULL) dlclose(self);
 }
 #endif
+
+/* ---- Thread names. ---- */
+void iapc_name_this_thread(const char *name) {
+#if defined(__APPLE__)
+    (void)pthread_setname_np(name);
+#elif defined(__linux__)
+    (void)pthread_setname_np(pthread_self(), name);
+#else
+    (void)name;
+#endif
+}

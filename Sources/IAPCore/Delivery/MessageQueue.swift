@@ -52,7 +52,7 @@ public final class MessageQueue: @unchecked Sendable {
     private var listener: Listener?
     /// Runs the listener: a thread of the SDK's own (see SDKThread for why
     /// not libdispatch), to which a push posts `drainJob`.
-    private let delivery = SDKThread(role: "SDK's callback thread", unblocksSignals: true)
+    private let delivery = SDKThread(role: "SDK's callback thread", name: "IAPBridge calls", unblocksSignals: true)
     /// The one job the delivery thread runs, made once: a push allocates no
     /// closure. Set at the end of init.
     private var drainJob: (@Sendable () -> Void)?

@@ -1,3 +1,5 @@
+import CIAPSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -48,8 +50,15 @@ public final class SDKThread: Executor, @unchecked Sendable {
     /// for them keeps getting them where it expects).
     private let unblocksSignals: Bool
 
-    public init(role: String = "SDK's thread", unblocksSignals: Bool = false) {
+    /// The thread's name, as a profiler, a debugger or a crash report shows
+    /// it (15 bytes at most): a game developer looking at their threads sees
+    /// which are the SDK's.
+    private let name: String
+
+    public init(role: String = "SDK's thread", name: String = "IAPBridge SDK", unblocksSignals: Bool = false) {
+        assert(name.utf8.count <= 15, "thread names are 15 bytes at most on Linux")
         self.role = role
+        self.name = name
         self.unblocksSignals = unblocksSignals
     }
 
@@ -62,7 +71,10 @@ public final class SDKThread: Executor, @unchecked Sendable {
         var failure: Int32 = 0
         let started: Bool? = locked {
             guard state == .open && thread == nil else { return nil }
-            guard let t = Monitor.spawn({ [self] in run() }, failure: &failure) else { return false }
+            guard let t = Monitor.spawn({ [self] in
+                name.withCString { iapc_name_this_thread($0) }
+                run()
+            }, failure: &failure) else { return false }
             thread = t
             return true
         }
