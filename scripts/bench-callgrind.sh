@@ -73,12 +73,13 @@ at_exit() {
 
 echo "# instruction counts (valgrind $(valgrind --version | sed 's/valgrind-//'), callgrind, --separate-threads=yes) of $lib"
 count windows --windows
-call=$(window call); poll=$(window poll); buy=$(window buy); confirm=$(window confirm)
+call=$(window call); poll=$(window poll); buy=$(window buy); confirm=$(window confirm); request=$(window request)
 echo "instr_empty_call $call instr"
 echo "instr_poll_empty $poll instr"
 echo "instr_poll_empty_vs_call $(awk -v p="$poll" -v c="$call" 'BEGIN { printf "%.2f", p / c }') x"
 echo "instr_game_buy $buy instr"
 echo "instr_game_confirm $confirm instr"
+echo "instr_game_request_products $request instr"
 
 # A run's totals move by some thousands of instructions with the order in
 # which its threads meet (a flush that finds its job done or sleeps for it,

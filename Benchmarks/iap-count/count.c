@@ -159,6 +159,26 @@ static void buys_and_confirms(long n) {
     free(keys);
 }
 
+/* Product requests as a game makes them (under the bound of 64 a second:
+ * n <= 30 after the warm-up), with the same list as frame.c's. */
+static void requests(long n) {
+    iap_bridge *b = open_bridge("request");
+    const char *ids = "[\"coins_100\",\"remove_ads\",\"no_such_product\"]";
+    for (int i = 0; i < 2; i++) {
+        if (SDK.request_products(b, ids) != IAP_OK) die("iap_request_products failed: %s", SDK.errmsg());
+    }
+    if (SDK.flush(b) != IAP_OK) die("iap_flush failed");
+    for (char *m; (m = SDK.poll(b)) != NULL; SDK.free(m)) {}
+    window_start();
+    for (long i = 0; i < n; i++) {
+        if (SDK.request_products(b, ids) != IAP_OK) die("iap_request_products failed: %s", SDK.errmsg());
+    }
+    window_end("request", n);
+    if (SDK.flush(b) != IAP_OK) die("iap_flush failed");
+    for (char *m; (m = SDK.poll(b)) != NULL; SDK.free(m)) {}
+    SDK.close(b);
+}
+
 static void sustain(long n) {
     iap_bridge *b = open_bridge("sustain");
     for (int i = 0; i < 10; i++) purchase(b);
@@ -234,6 +254,7 @@ int main(int argc, char **argv) {
     if (windows) {
         calls_and_polls(1000000);
         buys_and_confirms(1000);
+        requests(30);
     } else if (sustain_n >= 0) {
         sustain(sustain_n);
     } else if (make_n >= 0) {

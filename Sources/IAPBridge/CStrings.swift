@@ -29,6 +29,17 @@ enum CStrings {
     /// `["coins_100","remove_ads"]` (`product_ids_json` of the header).
     static let maxProductListBytes = 256 * 1024
     static func productIDs(_ p: UnsafePointer<CChar>?, name: String = "product_ids_json") throws(IAPError) -> [String] {
+        // The plain list every game passes, read where it lies; anything
+        // else (escapes, UTF-8, errors) through the JSON parser.
+        if let p {
+            let n = strnlen(p, maxProductListBytes + 1)
+            if n <= maxProductListBytes,
+               let ids = p.withMemoryRebound(to: UInt8.self, capacity: n, {
+                   StringListReader.plainStrings(UnsafeBufferPointer(start: $0, count: n))
+               }) {
+                return ids
+            }
+        }
         let bytes = try CStrings.bytes(p, name: name, limit: maxProductListBytes)
         let v: JSONValue
         do { v = try JSONParser.parse(bytes: bytes) } catch {
