@@ -39,6 +39,10 @@ struct ReadPrefixTests {
             #expect(got.size == 10_000)
             #expect(!got.isWhole)
         }
+        // A negative limit reads nothing, as a limit of 0 does.
+        let none = try #require(try POSIX.readPrefix(try file("negative", bytes), upTo: -5))
+        #expect(none.bytes.isEmpty)
+        #expect(none.size == 10_000)
         // Exactly at the limit: whole, since nothing follows.
         let exact = try #require(try POSIX.readPrefix(try file("exact", bytes), upTo: 10_000))
         #expect(exact.bytes == bytes)

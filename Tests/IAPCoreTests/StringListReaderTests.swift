@@ -1,4 +1,5 @@
 import IAPCore
+import IAPTestSupport
 import Testing
 
 /// `StringListReader`, the product request's reader of a plain list of
@@ -58,7 +59,8 @@ struct StringListReaderTests {
             Array(".".utf8), [0x7F], [0x1F], [0x00], Array("\u{e9}".utf8), Array("u".utf8), Array("{".utf8),
             Array(":".utf8), Array("1".utf8), [0xFF],
         ]
-        var rng = SystemRandomNumberGenerator()
+        // Seeded: a failure names its text, and the same run replays it.
+        var rng = SplitMix64(seed: 0x5EED_1157)
         var read = 0
         var disagreements = 0
         for i in 0..<200_000 {

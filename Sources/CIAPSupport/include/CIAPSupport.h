@@ -43,12 +43,13 @@ uint32_t iapc_crc32c_shift(uint32_t crc, uint64_t nbytes);
  * returned by iapc_errmsg stays valid until this thread sets another. */
 void iapc_set_errmsg(const char *msg, size_t len);
 
+const char *iapc_errmsg(void);
+
 /* Names the calling thread as profilers, debuggers and crash reports show
  * it (Xcode, Instruments, Unity's profiler, gdb, /proc/<pid>/task/<tid>/comm).
  * At most 15 bytes (Linux's limit); a longer name is ignored there. Does
  * nothing where threads have no names. */
 void iapc_name_this_thread(const char *name);
-const char *iapc_errmsg(void);
 
 
 #endif

@@ -161,6 +161,7 @@ public enum POSIX {
         // What fstat reports is read straight into the array: one
         // allocation, no buffer zeroed and copied (the outbox and the
         // simulator's log are read whole at every open).
+        let limit = max(limit, 0)
         let first = min(max(size, 0), limit)
         var failure: Int32 = 0
         var out = [UInt8](unsafeUninitializedCapacity: first) { buf, count in
@@ -178,17 +179,33 @@ public enum POSIX {
         }
         if failure != 0 { throw IAPError(.io, "cannot read \(path): \(String(cString: strerror(failure)))") }
         if out.count < first { return Prefix(bytes: out, size: out.count) }
-        // A file that grew since fstat: the rest, a chunk at a time.
-        var chunk = [UInt8](repeating: 0, count: 1 << 12)
+        // Bytes past what fstat reported: a file that grew while it was read.
+        // One byte first, so the usual end of file needs no buffer; then a
+        // chunk at a time.
+        var chunk: [UInt8] = []
         while out.count < limit {
-            let want = min(chunk.count, limit - out.count)
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, want) }
+            let n: Int
+            if chunk.isEmpty {
+                var byte: UInt8 = 0
+                n = read(fd, &byte, 1)
+                if n == 1 {
+                    out.append(byte)
+                    chunk = [UInt8](repeating: 0, count: 1 << 12)
+                    continue
+                }
+            } else {
+                let want = min(chunk.count, limit - out.count)
+                n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, want) }
+                if n > 0 {
+                    out.append(contentsOf: chunk[0..<n])
+                    continue
+                }
+            }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw IAPError(.io, "cannot read \(path): \(errnoText)")
             }
-            if n == 0 { return Prefix(bytes: out, size: out.count) }
-            out.append(contentsOf: chunk[0..<n])
+            return Prefix(bytes: out, size: out.count)
         }
         // At the limit: whole only if nothing follows (a file that grew
         // while it was read counts as larger).
