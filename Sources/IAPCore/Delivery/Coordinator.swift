@@ -169,7 +169,9 @@ public final class Coordinator: @unchecked Sendable {
         // them, a batch a job (StoreEventInbox).
         let sink = StoreEventInbox().sink(to: exec) { [weak self] event in self?.handle(event) }
         let edited = editedFound
-        exec.runAndWait { [self] in
+        // One round trip to the SDK thread: the store's start, then what it
+        // reported at once (the inbox's job), then the wait's own job.
+        exec.post { [self] in
             for r in edited {
                 let what = r.kind == .failure ? "failure" : r.kind == .revocation ? "revocation" : "purchase"
                 reject(r, productID: r.facts.productID, "record \(r.id) under key \(r.key) is not a \(what) the SDK wrote: an edited outbox record")

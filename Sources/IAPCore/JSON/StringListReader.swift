@@ -27,10 +27,12 @@ public enum StringListReader {
         if i < n, base[i] == UInt8(ascii: "]") {
             i += 1
         } else {
-            // Sized once: a comma a string at most.
+            // Sized once: a comma a string at most. Capped where a request
+            // is refused anyway (over 1,000 IDs), so text of nothing but
+            // commas takes no memory for strings it will never hold.
             var commas = 1
             for j in i..<n where base[j] == UInt8(ascii: ",") { commas += 1 }
-            out.reserveCapacity(commas)
+            out.reserveCapacity(min(commas, 1001))
             while true {
                 guard i < n, base[i] == 0x22 else { return nil }
                 i += 1
