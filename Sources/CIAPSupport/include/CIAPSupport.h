@@ -42,7 +42,6 @@ uint32_t iapc_crc32c_shift(uint32_t crc, uint64_t nbytes);
 /* This thread's last error message. The string is copied; the pointer
  * returned by iapc_errmsg stays valid until this thread sets another. */
 void iapc_set_errmsg(const char *msg, size_t len);
-
 const char *iapc_errmsg(void);
 
 /* Names the calling thread as profilers, debuggers and crash reports show
@@ -50,6 +49,5 @@ const char *iapc_errmsg(void);
  * At most 15 bytes (Linux's limit); a longer name is ignored there. Does
  * nothing where threads have no names. */
 void iapc_name_this_thread(const char *name);
-
 
 #endif
