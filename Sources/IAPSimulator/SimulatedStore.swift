@@ -75,6 +75,8 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     var cancelNext = false
     var interruptNext = false
     var sink: (@Sendable (StoreEvent) -> Void)? = nil
+    /// What `start` will report, made ahead by `prepareStart`.
+    var prepared: [StoreEvent]? = nil
     var stopped = false
     var lastEntitlementIDs: [Int64] = []
     /// The bridge's executor: the purchase delay and the renewal timer run on it.
@@ -275,23 +277,10 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     // MARK: Store protocol
 
     public func start(sink: @escaping @Sendable (StoreEvent) -> Void) {
-        var out: [StoreEvent] = []
-        lock.withLock {
+        let out: [StoreEvent] = lock.withLock {
             self.sink = sink
-            processClockLocked(&out, announce: false)
-            let unfinished = unfinishedLocked()
-            out.reserveCapacity(unfinished.count + 8)
-            for t in unfinished { out.append(.transaction(t, .update)) }
-            out.append(.unfinished(unfinished.map(\.id)))
-            out.append(.entitlements(entitlementsLocked(), reason: .open, nowMs: nowLocked()))
-            lastEntitlementIDs = entitlementIDsLocked()
-            out.append(.status(canMakePayments: paymentsAllowed, storefront: storefront, reason: .open))
-            let statuses = subscribedStatusesLocked()
-            if !statuses.isEmpty { out.append(.subscriptions(statuses, invalid: [], reason: .open)) }
-            for st in statuses { lastStatuses[st.groupID] = st }
-            // StoreKit sends a message again at launch while it still
-            // matters: an unfixed billing issue, an unanswered price increase.
-            reannounceMessagesLocked(&out)
+            defer { prepared = nil }
+            return prepared ?? startEventsLocked()
         }
         emit(out)
         let flights: [(key: Int64, productID: String, token: PurchaseToken, quantity: Int, winBack: String?)] = lock.withLock {
@@ -316,6 +305,37 @@ public final class SimulatedStore: Store, @unchecked Sendable {
 
     public func attach(scheduler: StoreScheduler) {
         lock.withLock { self.scheduler = scheduler }
+    }
+
+    /// Replays the clock and lists the unfinished transactions (a new
+    /// `StoreTransaction` each) on the SDK thread while the bridge reads its
+    /// outbox; `start` reports them. Once, and only before `start`.
+    public func prepareStart() {
+        lock.withLock {
+            guard sink == nil, prepared == nil, !stopped else { return }
+            prepared = startEventsLocked()
+        }
+    }
+
+    /// What `start` reports at once: the clock's renewals, every unfinished
+    /// transaction, their IDs, entitlements, status and subscriptions.
+    private func startEventsLocked() -> [StoreEvent] {
+        var out: [StoreEvent] = []
+        processClockLocked(&out, announce: false)
+        let unfinished = unfinishedLocked()
+        out.reserveCapacity(out.count + unfinished.count + 8)
+        for t in unfinished { out.append(.transaction(t, .update)) }
+        out.append(.unfinished(unfinished.map(\.id)))
+        out.append(.entitlements(entitlementsLocked(), reason: .open, nowMs: nowLocked()))
+        lastEntitlementIDs = entitlementIDsLocked()
+        out.append(.status(canMakePayments: paymentsAllowed, storefront: storefront, reason: .open))
+        let statuses = subscribedStatusesLocked()
+        if !statuses.isEmpty { out.append(.subscriptions(statuses, invalid: [], reason: .open)) }
+        for st in statuses { lastStatuses[st.groupID] = st }
+        // StoreKit sends a message again at launch while it still
+        // matters: an unfixed billing issue, an unanswered price increase.
+        reannounceMessagesLocked(&out)
+        return out
     }
 
     private func scheduleTick() {

@@ -86,22 +86,6 @@ public final class Coordinator: @unchecked Sendable {
     public static func open(config: BridgeConfig, store: Store, counter: UnsafeMutablePointer<Int64>? = nil,
                             executor: Executor? = nil, rendersJSON: Bool = true,
                             storage: any LogStorage = POSIXStorage()) throws(IAPError) -> Coordinator {
-        let data = try DataDirAtOpen.read(config, storage: storage)
-        do throws(IAPError) {
-            try data.anchorIfShowing(config)
-        } catch {
-            data.close()
-            throw error
-        }
-        return try assemble(config: config, store: store, data: data, counter: counter, executor: executor,
-                            rendersJSON: rendersJSON)
-    }
-
-    /// The bridge over what was read: starts its threads, then the store.
-    /// Closes `data` on failure.
-    private static func assemble(config: BridgeConfig, store: Store, data: DataDirAtOpen,
-                                 counter: UnsafeMutablePointer<Int64>?, executor: Executor?,
-                                 rendersJSON: Bool) throws(IAPError) -> Coordinator {
         let queue = MessageQueue(counter: counter, rendersJSON: rendersJSON)
         var thread: SDKThread? = nil
         do throws(IAPError) {
@@ -115,7 +99,24 @@ public final class Coordinator: @unchecked Sendable {
             }
         } catch {
             queue.close(fromDeliveryThread: false)
-            data.close()
+            throw error
+        }
+        // The store makes ready what its start reports (the simulator
+        // replays its state) on the SDK thread, while this thread reads
+        // dataDir: the open's two reads overlap.
+        thread?.post { store.prepareStart() }
+        let data: DataDirAtOpen
+        do throws(IAPError) {
+            data = try DataDirAtOpen.read(config, storage: storage)
+            do throws(IAPError) {
+                try data.anchorIfShowing(config)
+            } catch {
+                data.close()
+                throw error
+            }
+        } catch {
+            thread?.stop()
+            queue.close(fromDeliveryThread: false)
             throw error
         }
         let c = Coordinator(config: config, store: store, outbox: data.outbox, report: data.report, dirLockFD: data.lockFD,

@@ -42,6 +42,25 @@ public struct JSONBuffer {
         out.advance(by: n + 4)
     }
 
+    /// `,"k":"v"` (`{` first) or, `quoted` false, `,"k":v`, in one
+    /// reservation: a field whose value the SDK itself names (a result code,
+    /// a kind, an origin, `true`, `null`), with no `String` and no escape scan.
+    mutating func appendField(_ k: StaticString, first: Bool, _ v: StaticString, quoted: Bool) {
+        let n = k.utf8CodeUnitCount
+        let m = v.utf8CodeUnitCount
+        let q = quoted ? 1 : 0
+        let total = n + m + 4 + 2 * q
+        let p = out.reserve(total)
+        p[0] = first ? UInt8(ascii: "{") : UInt8(ascii: ",")
+        p[1] = 0x22
+        (p + 2).update(from: k.utf8Start, count: n)
+        p[n + 2] = 0x22
+        p[n + 3] = UInt8(ascii: ":")
+        if quoted { p[n + 4] = 0x22; p[total - 1] = 0x22 }
+        (p + n + 4 + q).update(from: v.utf8Start, count: m)
+        out.advance(by: total)
+    }
+
     public mutating func appendString(_ s: String) {
         // Native and small strings are contiguous UTF-8; a bridged string
         // (an NSString on Apple platforms) is copied once to be.
@@ -195,6 +214,17 @@ public struct JSONObjectWriter {
     }
 
     public mutating func string(_ k: StaticString, _ v: String) { key(k); buf.appendString(v) }
+    /// A string the SDK itself names (`"type":"7"`, a kind, an origin):
+    /// name and value in one copy each, no escape scan (checked in debug).
+    public mutating func text(_ k: StaticString, _ v: StaticString) { literal(k, v, quoted: true) }
+    /// JSON text the SDK itself writes (`true`, `null`) as the value.
+    private mutating func literal(_ k: StaticString, _ v: StaticString, quoted: Bool) {
+        assert(JSONObjectWriter.needsNoEscape(k) && JSONObjectWriter.needsNoEscape(v), "JSON literal \(k): \(v) needs escaping")
+        buf.appendField(k, first: first, v, quoted: quoted)
+        first = false
+    }
+    /// `"k":null`.
+    public mutating func null(_ k: StaticString) { literal(k, "null", quoted: false) }
     /// A field whose name is data (a product ID): escaped like any string.
     public mutating func string(named k: String, _ v: String) {
         buf.appendRaw(first ? "{" : ",")
@@ -204,18 +234,16 @@ public struct JSONObjectWriter {
         buf.appendString(v)
     }
     public mutating func string(_ k: StaticString, _ v: String?) {
-        key(k)
-        if let v { buf.appendString(v) } else { buf.appendRaw("null") }
+        if let v { key(k); buf.appendString(v) } else { null(k) }
     }
     public mutating func int(_ k: StaticString, _ v: Int64) { key(k); buf.appendInt(v) }
     /// An integer sent as a JSON string (`"key":"123"`, as keys are), with
     /// no String made for it.
     public mutating func intString(_ k: StaticString, _ v: Int64) { key(k); buf.appendInt(v, quoted: true) }
     public mutating func int(_ k: StaticString, _ v: Int64?) {
-        key(k)
-        if let v { buf.appendInt(v) } else { buf.appendRaw("null") }
+        if let v { key(k); buf.appendInt(v) } else { null(k) }
     }
-    public mutating func bool(_ k: StaticString, _ v: Bool) { key(k); if v { buf.appendRaw("true") } else { buf.appendRaw("false") } }
+    public mutating func bool(_ k: StaticString, _ v: Bool) { literal(k, v ? "true" : "false", quoted: false) }
     public mutating func value(_ k: StaticString, _ v: JSONValue) { key(k); buf.appendValue(v) }
     /// Inserts JSON text the caller already built (must be valid JSON).
     public mutating func raw(_ k: StaticString, _ json: [UInt8]) { key(k); buf.bytesAppend(json) }

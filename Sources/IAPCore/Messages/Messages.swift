@@ -1,15 +1,16 @@
 /// Builds every message the SDK emits. Shapes are documented, with a JSON
 /// Schema each, in docs/PROTOCOL.md and docs/schemas/.
 public enum Messages {
-    /// The fields every `"7"` starts with, in order.
-    private static func resultHead(key: Int64, productID: String, result: String, resultName: String, transactionID: String,
-                                   originalID: String, price: String, currency: String, quantity: Int64) -> JSONObjectWriter {
+    /// The fields every `"7"` starts with, in order, after its result.
+    private static func resultHead(key: Int64, productID: String, result: (code: StaticString, name: StaticString),
+                                   transactionID: String, originalID: String, price: String, currency: String,
+                                   quantity: Int64) -> JSONObjectWriter {
         var w = JSONObjectWriter()
-        w.string("type", "7")
+        w.text("type", "7")
         w.intString("key", key)
         w.string("productID", productID)
-        w.string("result", result)
-        w.string("resultName", resultName)
+        w.text("result", result.code)
+        w.text("resultName", result.name)
         w.string("transactionID", transactionID)
         w.string("originalTransactionID", originalID)
         w.string("price", price)
@@ -25,13 +26,13 @@ public enum Messages {
     public static func purchase(key: Int64, transaction t: StoreTransaction, origin: PurchaseOrigin, alreadyOwned: Bool,
                                 clickKey: Int64? = nil) -> [UInt8] {
         // C6: a transaction that did not verify never becomes a success.
-        var w = resultHead(key: key, productID: t.productID, result: t.verified ? "0" : "6",
-                           resultName: t.verified ? "success" : "unverified", transactionID: t.id, originalID: t.originalID,
-                           price: t.price, currency: t.currency, quantity: t.quantity)
-        w.string("kind", t.kind.rawValue)
+        var w = resultHead(key: key, productID: t.productID, result: t.verified ? ("0", "success") : ("6", "unverified"),
+                           transactionID: t.id, originalID: t.originalID, price: t.price, currency: t.currency,
+                           quantity: t.quantity)
+        w.text("kind", t.kind.jsonName)
         w.int("purchaseDate", t.purchaseDateMs)
         w.int("expiresDate", t.expiresDateMs)
-        w.string("origin", origin.rawValue)
+        w.text("origin", origin.jsonName)
         w.bool("alreadyOwned", alreadyOwned)
         w.string("ownershipType", t.ownershipType)
         w.string("storefront", t.storefront)
@@ -48,9 +49,9 @@ public enum Messages {
 
     /// `"7"` for a purchase that produced no transaction.
     public static func purchaseFailed(key: Int64, productID: String, failure: PurchaseFailure, detail: String) -> [UInt8] {
-        var w = resultHead(key: key, productID: productID, result: failure.resultCode, resultName: failure.rawValue,
+        var w = resultHead(key: key, productID: productID, result: failure.resultText,
                            transactionID: "", originalID: "", price: "", currency: "", quantity: 0)
-        w.string("origin", PurchaseOrigin.game.rawValue)
+        w.text("origin", PurchaseOrigin.game.jsonName)
         w.string("message", detail)
         return w.finish()
     }
@@ -59,7 +60,7 @@ public enum Messages {
     /// Store page; buy it with `iap_buy` (with its offer), or ignore it.
     public static func promoted(productID: String, offer: JSONValue?) -> [UInt8] {
         var w = JSONObjectWriter()
-        w.string("type", "promoted")
+        w.text("type", "promoted")
         w.string("productID", productID)
         w.value("offer", offer ?? .null)
         return w.finish()
@@ -68,16 +69,16 @@ public enum Messages {
     /// `"revoked"`: a refund or revocation; the game takes the item back, then confirms.
     public static func revoked(key: Int64, transaction t: StoreTransaction, origin: PurchaseOrigin) -> [UInt8] {
         var w = JSONObjectWriter()
-        w.string("type", "revoked")
+        w.text("type", "revoked")
         w.intString("key", key)
         w.string("productID", t.productID)
         w.string("transactionID", t.id)
         w.string("originalTransactionID", t.originalID)
-        w.string("kind", t.kind.rawValue)
+        w.text("kind", t.kind.jsonName)
         w.int("revocationDate", t.revocationDateMs ?? 0)
         w.string("reason", t.revocationReason ?? "refunded")
         w.int("quantity", t.quantity)
-        w.string("origin", origin.rawValue)
+        w.text("origin", origin.jsonName)
         return w.finish()
     }
 
@@ -107,7 +108,7 @@ public enum Messages {
         }
         items.appendRaw("]")
         var w = JSONObjectWriter()
-        w.string("type", "999")
+        w.text("type", "999")
         w.raw("products", prices.finish())
         w.raw("items", items.bytes)
         w.value("invalid", .array(a.invalid.map { .string($0) }))
@@ -119,7 +120,7 @@ public enum Messages {
     /// interrupted payment to be resolved. Informational: no confirm.
     public static func pending(key: Int64, productID: String, reason: PendingReason) -> [UInt8] {
         var w = JSONObjectWriter()
-        w.string("type", "pending")
+        w.text("type", "pending")
         w.intString("key", key)
         w.string("productID", productID)
         w.string("reason", reason.rawValue)
@@ -148,7 +149,7 @@ public enum Messages {
         }
         items.appendRaw("]")
         var w = JSONObjectWriter()
-        w.string("type", "entitlements")
+        w.text("type", "entitlements")
         w.string("reason", reason.rawValue)
         w.int("now", nowMs)
         w.raw("items", items.bytes)
@@ -160,7 +161,7 @@ public enum Messages {
     /// An error about one purchase names its key and product.
     public static func error(op: String, code: IAPCode, message: String, key: Int64? = nil, productID: String? = nil) -> [UInt8] {
         var w = JSONObjectWriter()
-        w.string("type", "error")
+        w.text("type", "error")
         w.string("op", op)
         w.int("code", Int64(code.rawValue))
         w.string("codeName", code.name)
@@ -174,7 +175,7 @@ public enum Messages {
     /// open and when either changes. Informational: no confirm.
     public static func storeStatus(canMakePayments: Bool, storefront: String, reason: UpdateReason) -> [UInt8] {
         var w = JSONObjectWriter()
-        w.string("type", "store")
+        w.text("type", "store")
         w.string("reason", reason.rawValue)
         w.bool("canMakePayments", canMakePayments)
         w.string("storefront", storefront)
@@ -186,7 +187,7 @@ public enum Messages {
     /// delivered as a success (C11).
     public static func unvouched(key: Int64, productID: String, transactionID: String, reason: String) -> [UInt8] {
         var w = JSONObjectWriter()
-        w.string("type", "unvouched")
+        w.text("type", "unvouched")
         w.intString("key", key)
         w.string("productID", productID)
         w.string("transactionID", transactionID)
@@ -198,7 +199,7 @@ public enum Messages {
     /// recovered and re-emitted, the damaged file copied aside.
     public static func outboxDamaged(_ r: Outbox.OpenReport) -> [UInt8] {
         var w = JSONObjectWriter()
-        w.string("type", "outbox_damaged")
+        w.text("type", "outbox_damaged")
         w.int("recovered", Int64(r.recovered))
         w.int("skippedBytes", Int64(r.skippedBytes + r.droppedTailBytes + r.unreadBytes))
         w.int("damagedSpans", Int64(r.damagedSpans))

@@ -6,7 +6,7 @@ extension Messages {
     /// request and when one changes.
     public static func subscriptions(_ list: [SubscriptionGroupStatus], invalid: [String], reason: UpdateReason) -> [UInt8] {
         var w = JSONObjectWriter()
-        w.string("type", "subscription")
+        w.text("type", "subscription")
         w.string("reason", reason.rawValue)
         w.value("groups", .array(list.map(describe)))
         w.value("invalid", .array(invalid.map { .string($0) }))
@@ -39,7 +39,7 @@ extension Messages {
     /// `"app"`: the app transaction, or `error` when the store could not give it.
     public static func appTransaction(_ info: AppTransactionInfo?, error: String?) -> [UInt8] {
         var w = JSONObjectWriter()
-        w.string("type", "app")
+        w.text("type", "app")
         if let info {
             w.string("originalAppVersion", info.originalAppVersion)
             w.int("originalPurchaseDate", info.originalPurchaseDateMs)
@@ -58,7 +58,7 @@ extension Messages {
     /// `"sheet"`: a system sheet closed.
     public static func sheet(_ sheet: StoreSheet, outcome: String, message: String?) -> [UInt8] {
         var w = JSONObjectWriter()
-        w.string("type", "sheet")
+        w.text("type", "sheet")
         w.string("sheet", sheet.name)
         w.string("outcome", outcome)
         if case .refund(let id) = sheet { w.string("transactionID", id) }
@@ -71,7 +71,7 @@ extension Messages {
     /// whether it is `shown` now or `deferred` until `iap_show_store_messages`.
     public static func storeMessage(id: String, reason: String, state: String) -> [UInt8] {
         var w = JSONObjectWriter()
-        w.string("type", "storeMessage")
+        w.text("type", "storeMessage")
         w.string("id", id)
         w.string("reason", reason)
         w.string("state", state)

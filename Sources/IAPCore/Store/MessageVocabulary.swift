@@ -8,6 +8,15 @@
 /// device, a reinstall with a new identity).
 public enum PurchaseOrigin: String, Sendable, CaseIterable {
     case game, store
+
+    /// `rawValue` as written into a message, with no `String` made
+    /// (`VocabularyTests` checks the two agree).
+    public var jsonName: StaticString {
+        switch self {
+        case .game: return "game"
+        case .store: return "store"
+        }
+    }
 }
 
 /// Why an `"entitlements"`, `"store"` or `"subscriptions"` message was sent:

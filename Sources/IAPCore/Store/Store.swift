@@ -30,6 +30,13 @@ public protocol Store: AnyObject, Sendable {
     /// with reason "open". Called once, before any other method.
     func start(sink: @escaping @Sendable (StoreEvent) -> Void)
 
+    /// Work `start` will need, done ahead: the bridge calls it on its SDK
+    /// thread while the game's thread reads the outbox, so that the open's
+    /// two reads overlap. Reports nothing (the events wait for `start`) and
+    /// may not be called at all: `start` then does the work itself.
+    /// Default: nothing.
+    func prepareStart()
+
     /// Asks for product information; answered by `.products`.
     func requestProducts(_ ids: [String])
 
@@ -84,6 +91,7 @@ public protocol Store: AnyObject, Sendable {
 
 extension Store {
     public func attach(scheduler: StoreScheduler) {}
+    public func prepareStart() {}
     public func validatePurchase(productID: String, quantity: Int) throws(IAPError) {}
 
     public func purchase(productID: String, key: Int64, token: PurchaseToken, winBackOfferID: String) throws(IAPError) {
@@ -155,6 +163,17 @@ public enum ProductKind: String, Sendable, CaseIterable {
     case nonConsumable
     case nonRenewingSubscription
     case autoRenewableSubscription
+
+    /// `rawValue` as written into a message, with no `String` made
+    /// (`VocabularyTests` checks the two agree).
+    public var jsonName: StaticString {
+        switch self {
+        case .consumable: return "consumable"
+        case .nonConsumable: return "nonConsumable"
+        case .nonRenewingSubscription: return "nonRenewingSubscription"
+        case .autoRenewableSubscription: return "autoRenewableSubscription"
+        }
+    }
 }
 
 /// A transaction as every store describes it.
@@ -292,15 +311,19 @@ public enum PurchaseFailure: String, Sendable, CaseIterable {
     case unknown
 
     /// The `"result"` code of the `"7"` message.
-    public var resultCode: String {
+    public var resultCode: String { resultText.code.description }
+
+    /// The `"7"`'s `result` and `resultName` (`rawValue`), with no `String`
+    /// made (`VocabularyTests` checks the name is `rawValue`).
+    public var resultText: (code: StaticString, name: StaticString) {
         switch self {
-        case .cancelled: return "1"
-        case .declined: return "2"
-        case .networkError: return "3"
-        case .notAllowed: return "4"
-        case .productUnavailable: return "5"
-        case .interrupted: return "7"
-        case .unknown: return "8"
+        case .cancelled: return ("1", "cancelled")
+        case .declined: return ("2", "declined")
+        case .networkError: return ("3", "networkError")
+        case .notAllowed: return ("4", "notAllowed")
+        case .productUnavailable: return ("5", "productUnavailable")
+        case .interrupted: return ("7", "interrupted")
+        case .unknown: return ("8", "unknown")
         }
     }
 }

@@ -53,6 +53,6 @@ public struct TransactionOffer: Sendable, Equatable {
 extension JSONObjectWriter {
     /// `"offer"`: the transaction's offer, or null.
     mutating func offer(_ o: TransactionOffer?) {
-        if let o { raw("offer", o.rendered()) } else { value("offer", .null) }
+        if let o { raw("offer", o.rendered()) } else { null("offer") }
     }
 }
