@@ -143,7 +143,7 @@ public final class Coordinator: @unchecked Sendable {
         // `config.purchasesInFlight` (default 32), `iap_buy` answers
         // IAP_E_BUSY at once, with nothing stored or charged.
         self.keys = KeyAllocator(mark: max(outbox.keyMark, Coordinator.readLegacyKeyMark(config.dataDir)),
-                                 awaiting: Set(outbox.openIntents.map(\.key)), maxInFlight: config.purchasesInFlight)
+                                 awaiting: IntSet(outbox.openIntents.map(\.key)), maxInFlight: config.purchasesInFlight)
     }
 
     private func start() {

@@ -13,9 +13,9 @@
 /// `.notShown`: the game cannot have the message yet.
 struct DeliveryLedger {
     /// Keys of results queued and not handed out yet.
-    private var queuedResults: Set<Int64> = []
+    private var queuedResults: IntSet<Int64> = []
     /// Keys of results handed to the game this session and not confirmed.
-    private var shown: Set<Int64> = []
+    private var shown: IntSet<Int64> = []
     /// Answers to requests queued and not handed out yet.
     private var answers = 0
 

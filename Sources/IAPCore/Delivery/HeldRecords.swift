@@ -39,7 +39,8 @@ final class HeldRecords {
     /// Records of something owned the store does not list as unfinished:
     /// they wait for the player's entitlements at open (`takeParked`).
     @exclusivity(unchecked) private var owned: [Entry] = []
-    @exclusivity(unchecked) private var slotOf: [String: Int] = [:]
+    /// By store transaction (`TransactionTag`: a numeric ID hashes as a number).
+    @exclusivity(unchecked) private var slotOf: [TransactionTag: Int] = [:]
     /// Per slot: the transaction the store re-delivered at start, whose
     /// facts a held record's message is rebuilt from.
     @exclusivity(unchecked) private var reported: [StoreTransaction?] = []
@@ -61,7 +62,8 @@ final class HeldRecords {
 
     /// Holds `record` (a purchase the SDK wrote, read as `stored`).
     func hold(_ record: OutboxRecord, _ stored: StoredPurchase) {
-        let storeID = Outbox.storeTransactionID(record.transactionID)
+        let (id, unverified) = Outbox.splitTag(record.transactionID)
+        let storeID = TransactionTag(id, .transaction)
         let slot: Int
         if let s = slotOf[storeID] {
             slot = s
@@ -71,8 +73,7 @@ final class HeldRecords {
             reported.append(nil)
             delivered.append(0)
         }
-        waiting.append(Entry(record: record, stored: stored, slot: slot,
-                             isUnverifiedTag: Outbox.isUnverifiedTag(record.transactionID)))
+        waiting.append(Entry(record: record, stored: stored, slot: slot, isUnverifiedTag: unverified))
     }
 
     /// The held records, once: the store's unfinished list resolves them.
@@ -96,13 +97,13 @@ final class HeldRecords {
     /// unfinished transactions), one hash an ID.
     func listedSlots(_ ids: [String]) -> [Bool] {
         var listed = [Bool](repeating: false, count: reported.count)
-        for id in ids { if let s = slotOf[id] { listed[s] = true } }
+        for id in ids { if let s = slotOf[TransactionTag(id, .transaction)] { listed[s] = true } }
         return listed
     }
 
     /// Keeps what the store re-delivered at start of a held transaction.
     func noteReported(_ t: StoreTransaction) {
-        if let s = slotOf[t.id] { reported[s] = t }
+        if let s = slotOf[TransactionTag(t.id, .transaction)] { reported[s] = t }
     }
 
     func reportedTransaction(_ e: Entry) -> StoreTransaction? { reported[e.slot] }

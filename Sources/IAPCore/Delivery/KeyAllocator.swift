@@ -15,14 +15,14 @@ final class KeyAllocator: @unchecked Sendable {
     private var mark: Int64
     /// Keys whose purchase has no result stored yet: started this session,
     /// or open intents found at open (C5).
-    private var awaiting: Set<Int64>
+    private var awaiting: IntSet<Int64>
     /// Purchases started this session that the store has not answered (no
     /// result, no "pending"): bounded so a game calling `iap_buy` in a loop
     /// cannot pile up work that holds `iap_close` for minutes (issue 21).
-    private var inFlight: Set<Int64> = []
+    private var inFlight: IntSet<Int64> = []
     let maxInFlight: Int
 
-    init(mark: Int64, awaiting: Set<Int64>, maxInFlight: Int) {
+    init(mark: Int64, awaiting: IntSet<Int64>, maxInFlight: Int) {
         precondition(mark < Outbox.keyLimit, "C7: the key mark leaves room for every next key")
         self.mark = mark
         self.awaiting = awaiting

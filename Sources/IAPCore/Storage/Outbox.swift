@@ -55,8 +55,8 @@ public final class Outbox {
     // holds one (the index helpers are static and take only the index):
     // Swift's run-time exclusivity checks on them (several a record at open,
     // ~80 instructions each) can find nothing, and are off.
-    @exclusivity(unchecked) private var live: [UInt64: OutboxRecord] = [:]
-    @exclusivity(unchecked) private var byKey: [Int64: RecordIDs] = [:]
+    @exclusivity(unchecked) private var live: IntTable<UInt64, OutboxRecord> = [:]
+    @exclusivity(unchecked) private var byKey: IntTable<Int64, RecordIDs> = [:]
     @exclusivity(unchecked) private var byTransaction: [TransactionTag: RecordIDs] = [:]   // live ids
     /// flavor-prefixed txn -> true when it came from an earlier session.
     @exclusivity(unchecked) private var tombstones: [TransactionTag: Bool] = [:]
@@ -73,7 +73,7 @@ public final class Outbox {
         /// The order intents are listed and let go in: by time, then key.
         static func isOlder(_ a: Intent, _ b: Intent) -> Bool { (a.atMs, a.key) < (b.atMs, b.key) }
     }
-    @exclusivity(unchecked) private var intents: [Int64: Intent] = [:]
+    @exclusivity(unchecked) private var intents: IntTable<Int64, Intent> = [:]
     /// How many open intents are kept: a purchase the store never answers
     /// (StoreKit reports no declined Ask to Buy) must not grow the file
     /// forever. An intent dropped here only means a very late answer gets a
@@ -95,7 +95,7 @@ public final class Outbox {
     /// across compactions, the newest `maxFailedClicks`: a charge after an
     /// older failure than that comes under the click's key (a second result
     /// for it, granted once all the same: the game never granted a failure).
-    private var failedClickSet: Set<Int64> = []
+    private var failedClickSet: IntSet<Int64> = []
     private var failedClickOrder: [Int64] = []
     public static let maxFailedClicks = 1024
 
@@ -132,7 +132,7 @@ public final class Outbox {
     // Which write carried each live record: debug builds only (the C2
     // assertion); release builds skip two hash-table updates per purchase.
     #if DEBUG
-    private var recordWriteSeq: [UInt64: UInt64] = [:]
+    private var recordWriteSeq: IntTable<UInt64, UInt64> = [:]
     #endif
 
     public static let fileName = "outbox.log"
@@ -298,8 +298,21 @@ public final class Outbox {
         }
     }
 
+    private static func add(_ id: UInt64, to index: inout IntTable<Int64, RecordIDs>, at k: Int64) {
+        if let had = index.updateValue(RecordIDs(id), forKey: k) {
+            var ids = had
+            ids.append(id)
+            index[k] = ids
+        }
+    }
+
     /// Removes `id` from the index entry at `k` (dropping the entry when it empties).
     private static func remove<K: Hashable>(_ id: UInt64, from index: inout [K: RecordIDs], at k: K) {
+        guard let ids = index.removeValue(forKey: k) else { return }
+        if let left = ids.removing(id) { index[k] = left }
+    }
+
+    private static func remove(_ id: UInt64, from index: inout IntTable<Int64, RecordIDs>, at k: Int64) {
         guard let ids = index.removeValue(forKey: k) else { return }
         if let left = ids.removing(id) { index[k] = left }
     }

@@ -58,6 +58,22 @@ struct TransactionTag: Hashable {
         return count > 0 ? value : nil
     }
 
+    /// What `Dictionary` and `Set` ask for: a numeric ID (every StoreKit
+    /// and simulator ID) is mixed with its flavor and the table's seed
+    /// (`IntKey.mix`, about ten instructions, against SipHash's hundred);
+    /// a text ID is hashed as text. Equal tags hash alike: the number and
+    /// the text are each canonical.
+    @inline(__always)
+    func _rawHashValue(seed: Int) -> Int {
+        guard number != 0 else {
+            var h = Hasher()
+            hash(into: &h)
+            return h.finalize() ^ seed
+        }
+        let bits = number &* 4 &+ UInt64(flavor.rawValue)
+        return Int(truncatingIfNeeded: IntKey<UInt64>.mix(bits ^ UInt64(truncatingIfNeeded: seed) ^ (number >> 62)))
+    }
+
     /// A fixed order (compaction writes tombstones in it).
     static func < (a: TransactionTag, b: TransactionTag) -> Bool {
         if a.flavor != b.flavor { return a.flavor.rawValue < b.flavor.rawValue }
@@ -77,7 +93,11 @@ extension Outbox {
     static func isUnverifiedTag(_ id: String) -> Bool { id.hasPrefix("u:") }
 
     /// The store's transaction ID of an outbox record.
-    static func storeTransactionID(_ recordTxn: String) -> String {
-        isUnverifiedTag(recordTxn) ? String(recordTxn.dropFirst(2)) : recordTxn
+    static func storeTransactionID(_ recordTxn: String) -> String { splitTag(recordTxn).storeID }
+
+    /// The store's transaction ID of an outbox record, and whether the
+    /// record's ID is in the unverified namespace (one prefix test).
+    static func splitTag(_ recordTxn: String) -> (storeID: String, unverified: Bool) {
+        isUnverifiedTag(recordTxn) ? (String(recordTxn.dropFirst(2)), true) : (recordTxn, false)
     }
 }
