@@ -61,6 +61,33 @@ public struct JSONBuffer {
         out.advance(by: total)
     }
 
+    /// `,"k":"s"` (`{` first) in one reservation when `s` needs no escape
+    /// (nearly every value: IDs, prices, codes); otherwise the field name,
+    /// then `appendString`.
+    mutating func appendField(_ k: StaticString, first: Bool, string s: String) {
+        let done = s.utf8.withContiguousStorageIfAvailable { u -> Bool in
+            if JSONBuffer.needsEscape(u) { return false }
+            let n = k.utf8CodeUnitCount
+            let m = u.count
+            let total = n + m + 6
+            let p = out.reserve(total)
+            p[0] = first ? UInt8(ascii: "{") : UInt8(ascii: ",")
+            p[1] = 0x22
+            (p + 2).update(from: k.utf8Start, count: n)
+            p[n + 2] = 0x22
+            p[n + 3] = UInt8(ascii: ":")
+            p[n + 4] = 0x22
+            if m > 0 { (p + n + 5).update(from: u.baseAddress!, count: m) }
+            p[total - 1] = 0x22
+            out.advance(by: total)
+            return true
+        }
+        if done != true {
+            appendFieldName(k, first: first)
+            appendString(s)
+        }
+    }
+
     public mutating func appendString(_ s: String) {
         // Native and small strings are contiguous UTF-8; a bridged string
         // (an NSString on Apple platforms) is copied once to be.
@@ -213,7 +240,11 @@ public struct JSONObjectWriter {
         !JSONBuffer.needsEscape(UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount))
     }
 
-    public mutating func string(_ k: StaticString, _ v: String) { key(k); buf.appendString(v) }
+    public mutating func string(_ k: StaticString, _ v: String) {
+        assert(JSONObjectWriter.needsNoEscape(k), "JSON field name \(k) needs escaping")
+        buf.appendField(k, first: first, string: v)
+        first = false
+    }
     /// A string the SDK itself names (`"type":"7"`, a kind, an origin):
     /// name and value in one copy each, no escape scan (checked in debug).
     public mutating func text(_ k: StaticString, _ v: StaticString) { literal(k, v, quoted: true) }
@@ -234,7 +265,7 @@ public struct JSONObjectWriter {
         buf.appendString(v)
     }
     public mutating func string(_ k: StaticString, _ v: String?) {
-        if let v { key(k); buf.appendString(v) } else { null(k) }
+        if let v { string(k, v) } else { null(k) }
     }
     public mutating func int(_ k: StaticString, _ v: Int64) { key(k); buf.appendInt(v) }
     /// An integer sent as a JSON string (`"key":"123"`, as keys are), with
