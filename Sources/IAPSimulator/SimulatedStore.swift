@@ -279,8 +279,12 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     public func start(sink: @escaping @Sendable (StoreEvent) -> Void) {
         let out: [StoreEvent] = lock.withLock {
             self.sink = sink
-            defer { prepared = nil }
-            return prepared ?? startEventsLocked()
+            guard var out = prepared else { return startEventsLocked() }
+            prepared = nil
+            // Renewals and lapses that fell due while the bridge read its
+            // outbox, reported as a tick reports them.
+            processClockLocked(&out, announce: true)
+            return out
         }
         emit(out)
         let flights: [(key: Int64, productID: String, token: PurchaseToken, quantity: Int, winBack: String?)] = lock.withLock {
@@ -578,6 +582,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     }
 
     public func stop() {
+        lock.withLock { prepared = nil }
         // A purchase the player was still paying for completes after the next
         // start, answering its purchase call then (recorded in the store's
         // state: the App Store, not the app, remembers it).

@@ -83,4 +83,23 @@ import Testing
             #expect(table[TransactionTag(String(k.dropFirst(2)), flavor)] == v)
         }
     }
+
+    /// IDs that look alike stay apart as tags, as they were as strings: a
+    /// non-canonical number, zero, a 20-digit ID, precomposed and decomposed
+    /// text (equal as Swift strings, so equal as tags), the unverified prefix.
+    @Test func transactionTagLookAlikes() {
+        let ids = ["123", "0123", "0", "00", "18446744073709551615", "99999999999999999999", "9999999999999999999",
+                   "u:123", "\u{E9}", "e\u{301}", "", " 123", "123 "]
+        var byTag: [TransactionTag: String] = [:]
+        var byString: [String: String] = [:]
+        for id in ids {
+            byTag[TransactionTag(id, .transaction)] = id
+            byString[id] = id
+        }
+        #expect(byTag.count == byString.count, "tags \(byTag.count), strings \(byString.count)")
+        for id in ids { #expect(byTag[TransactionTag(id, .transaction)] == byString[id]) }
+        #expect(TransactionTag("123", .transaction) != TransactionTag("0123", .transaction))
+        #expect(TransactionTag("123", .transaction) != TransactionTag("123", .revocation))
+        #expect(Outbox.splitTag("u:123") == ("123", true) && Outbox.splitTag("123") == ("123", false))
+    }
 }

@@ -44,4 +44,29 @@ import Testing
         #expect(String(decoding: a.finish(), as: UTF8.self) == #"{"type":"7","t":true,"f":false,"n":null,"s":null,"i":null}"#)
         #expect(String(decoding: b.finish(), as: UTF8.self) == #"{"type":"7","t":true,"f":false,"n":null,"s":null,"i":null}"#)
     }
+
+    /// A string field is the same bytes whether it takes the one-copy path
+    /// (no escape) or the escaping one: empty, plain, quotes, controls,
+    /// DEL, non-ASCII, long.
+    @Test func stringFieldsExactBytes() {
+        let cases: [(String, String)] = [
+            ("", #"{"s":""}"#),
+            ("abc", #"{"s":"abc"}"#),
+            ("a\"b\\c", #"{"s":"a\"b\\c"}"#),
+            ("l\ni\tn\re\u{1}\u{7F}", #"{"s":"l\ni\tn\re\u0001\u007f"}"#),
+            ("é🙂", #"{"s":"é🙂"}"#),
+            (String(repeating: "x", count: 300), #"{"s":""# + String(repeating: "x", count: 300) + #""}"#),
+        ]
+        for (value, expected) in cases {
+            var w = JSONObjectWriter()
+            w.string("s", value)
+            #expect(String(decoding: w.finish(), as: UTF8.self) == expected)
+        }
+        var w = JSONObjectWriter()
+        w.string("a", "1")
+        w.string("b", "\"")
+        w.string("c", Optional<String>.none)
+        w.string("d", Optional("x"))
+        #expect(String(decoding: w.finish(), as: UTF8.self) == #"{"a":"1","b":"\"","c":null,"d":"x"}"#)
+    }
 }

@@ -72,10 +72,11 @@ def section(text, heading):
 
 def diff(what_a, a, what_b, b):
     out = []
+    name = lambda x: " ".join(x) if isinstance(x, tuple) else x
     if a - b:
-        out.append("%s but not %s: %s" % (what_a, what_b, ", ".join(sorted(a - b))))
+        out.append("%s but not %s: %s" % (what_a, what_b, ", ".join(name(x) for x in sorted(a - b))))
     if b - a:
-        out.append("%s but not %s: %s" % (what_b, what_a, ", ".join(sorted(b - a))))
+        out.append("%s but not %s: %s" % (what_b, what_a, ", ".join(name(x) for x in sorted(b - a))))
     return out
 
 
@@ -202,10 +203,13 @@ claim("PROTOCOL.md's field tables of \"7\" and \"subscription\" list exactly the
 rows = table_rows(proto, "| `result` | `resultName` |")
 doc_results = {(ticked(r[0])[0].strip('"'), ticked(r[1])[0]) for r in rows}
 store = read("Sources/IAPCore/Store/Store.swift")
-code_results = {("0", "success"), ("6", "unverified")} | {(n, c) for c, n in re.findall(r"case \.(\w+): return \"(\d)\"", store)}
+# PurchaseFailure.resultText: `case .cancelled: return ("1", "cancelled")`.
+code_results = {("0", "success"), ("6", "unverified")} | set(re.findall(r"case \.\w+: return \(\"(\d)\", \"(\w+)\"\)", store))
+code_count = ["found %d results in Store.swift's PurchaseFailure.resultText, not 9: has its form changed?" % len(code_results)] \
+    if len(code_results) != 9 else []
 s7 = schemas["7"]["properties"]
 claim("PROTOCOL.md's result table: the codes and names the code sends (Store.swift) and 7.schema.json allows",
-      diff("in PROTOCOL.md", doc_results, "in Store.swift", code_results)
+      code_count + diff("in PROTOCOL.md", doc_results, "in Store.swift", code_results)
       + diff("codes in PROTOCOL.md", {c for c, _ in doc_results}, "in the schema", set(s7["result"]["enum"]))
       + diff("names in PROTOCOL.md", {n for _, n in doc_results}, "in the schema", set(s7["resultName"]["enum"])))
 readme_results = set(re.findall(r"`\"(\d)\"` ([a-z][a-z ]+?)[,)]", "".join(r[1] for r in table_rows(readme, "| type | what |") if r[0] == '`"7"`')))

@@ -16,7 +16,7 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "Sources", "IAPCore")
 
 # Lowest first. A part may use only parts listed for it.
 ALLOWED = {
-    "": set(),                                  # IAPError.swift, ByteBuffer.swift: every part's error type, the writers' buffer
+    "": set(),                                  # IAPError.swift, ByteBuffer.swift, IntKeyed.swift: every part's error type, the writers' buffer, integer-keyed tables
     "JSON": {""},
     "Runtime": {""},
     "Store": {"", "JSON", "Runtime"},
@@ -25,7 +25,7 @@ ALLOWED = {
     "Delivery": {"", "JSON", "Runtime", "Store", "Storage", "Messages"},
 }
 WHAT = {
-    "": "the error type; the byte buffer the JSON writer and the record codec append to",
+    "": "the error type; the byte buffer the JSON writer and the record codec append to; integer-keyed tables",
     "JSON": "a strict JSON reader and writer, UTF-8 checks",
     "Runtime": "the OS: threads, executors, locks, clocks, POSIX files",
     "Store": "the store interface: Store, StoreEvent, a transaction's facts, the purchase token, the words messages carry",

@@ -104,7 +104,9 @@ public final class Coordinator: @unchecked Sendable {
         // The store makes ready what its start reports (the simulator
         // replays its state) on the SDK thread, while this thread reads
         // dataDir: the open's two reads overlap.
-        thread?.post { store.prepareStart() }
+        // An open that fails before the job runs leaves the store untouched.
+        let abandoned = Locked(false)
+        thread?.post { if !abandoned.withLock({ $0 }) { store.prepareStart() } }
         let data: DataDirAtOpen
         do throws(IAPError) {
             data = try DataDirAtOpen.read(config, storage: storage)
@@ -115,6 +117,7 @@ public final class Coordinator: @unchecked Sendable {
                 throw error
             }
         } catch {
+            abandoned.withLock { $0 = true }
             thread?.stop()
             queue.close(fromDeliveryThread: false)
             throw error

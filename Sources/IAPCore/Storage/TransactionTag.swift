@@ -67,8 +67,9 @@ struct TransactionTag: Hashable {
     func _rawHashValue(seed: Int) -> Int {
         guard number != 0 else {
             var h = Hasher()
+            h.combine(seed)
             hash(into: &h)
-            return h.finalize() ^ seed
+            return h.finalize()
         }
         let bits = number &* 4 &+ UInt64(flavor.rawValue)
         return Int(truncatingIfNeeded: IntKey<UInt64>.mix(bits ^ UInt64(truncatingIfNeeded: seed) ^ (number >> 62)))

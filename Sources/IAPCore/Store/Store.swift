@@ -27,7 +27,8 @@ public protocol Store: AnyObject, Sendable {
     /// Begins listening. The store reports, through `sink`, every unfinished
     /// transaction (as StoreKit re-delivers them after launch), then the
     /// list of unfinished IDs (`.unfinished`), then the current entitlements
-    /// with reason "open". Called once, before any other method.
+    /// with reason "open". Called once, after `attach` and `prepareStart`
+    /// and before any other method.
     func start(sink: @escaping @Sendable (StoreEvent) -> Void)
 
     /// Work `start` will need, done ahead: the bridge calls it on its SDK
