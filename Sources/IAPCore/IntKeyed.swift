@@ -66,6 +66,8 @@ struct IntTable<K: FixedWidthInteger & Sendable, Value>: ExpressibleByDictionary
     mutating func updateValue(_ value: Value, forKey key: K) -> Value? { table.updateValue(value, forKey: IntKey(key)) }
 
     var values: Dictionary<IntKey<K>, Value>.Values { table.values }
+    /// The keys, in no particular order.
+    var keys: [K] { table.keys.map { $0.value } }
     var count: Int { table.count }
     var isEmpty: Bool { table.isEmpty }
     mutating func reserveCapacity(_ n: Int) { table.reserveCapacity(n) }

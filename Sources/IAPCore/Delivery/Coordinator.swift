@@ -153,26 +153,17 @@ public final class Coordinator: @unchecked Sendable {
         // Queued before open returns: no I/O, the records were read by open.
         if openReport.isDamaged { queue.push(BridgeMessage.outboxDamaged(openReport)) }
         if let installProblem { queue.push(BridgeMessage.error(op: "install", code: .io, message: installProblem)) }
-        // Failures and revocations grant nothing: delivered at once. Purchases
-        // wait for the store to vouch for them (C11): the file is on the
-        // player's device and may have been edited, replayed or restored.
-        let held = HeldRecords(capacity: outbox.liveCount)
-        var editedFound: [OutboxRecord] = []
-        for r in outbox.liveRecords {
-            switch r.kind {
-            case .failure, .revocation:
-                if let shown = Coordinator.storedFailureOrRevocation(r) { queue.push(shown, resultKey: r.key) } else { editedFound.append(r) }
-            case .purchase, .unverified:
-                if let stored = StoredPurchase(r) { held.hold(r, stored) } else { editedFound.append(r) }
-            }
-        }
-        self.held = held
+        // The held records go straight into `held`, with no reference left
+        // on this thread: the SDK thread drops them once resolved, and frees
+        // them there (freed here, after the wait, they held up the game's
+        // first poll by about 1,000 instructions a record).
+        let edited: [OutboxRecord]
+        (held, edited) = holdStoredResults()
         let exec = executor
         store.attach(scheduler: StoreScheduler(executor: exec))
         // Events are handled on the SDK thread, whichever thread reports
         // them, a batch a job (StoreEventInbox).
         let sink = StoreEventInbox().sink(to: exec) { [weak self] event in self?.handle(event) }
-        let edited = editedFound
         // One round trip to the SDK thread: the store's start, then what it
         // reported at once (the inbox's job), then the wait's own job.
         exec.post { [self] in
@@ -183,6 +174,25 @@ public final class Coordinator: @unchecked Sendable {
             store.start(sink: sink)
         }
         exec.runWhenIdleAndWait {}
+    }
+
+    /// Failures and revocations grant nothing: queued at once. Purchases
+    /// wait for the store to vouch for them (C11): the file is on the
+    /// player's device and may have been edited, replayed or restored.
+    /// Returns the held purchases and the records that are not what the SDK
+    /// wrote.
+    private func holdStoredResults() -> (HeldRecords, [OutboxRecord]) {
+        let held = HeldRecords(capacity: outbox.liveCount)
+        var edited: [OutboxRecord] = []
+        for r in outbox.liveRecords {
+            switch r.kind {
+            case .failure, .revocation:
+                if let shown = Coordinator.storedFailureOrRevocation(r) { queue.push(shown, resultKey: r.key) } else { edited.append(r) }
+            case .purchase, .unverified:
+                if let stored = StoredPurchase(r) { held.hold(r, stored) } else { edited.append(r) }
+            }
+        }
+        return (held, edited)
     }
 
     // MARK: Game-facing operations (no I/O, C10)
