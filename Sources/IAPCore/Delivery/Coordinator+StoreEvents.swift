@@ -70,16 +70,19 @@ extension Coordinator {
         assertOwner()
         // Kept only for the transactions of held records: the facts their
         // messages are rebuilt from.
-        if let held, case .update = arrival { held.noteReported(t) }
+        let recordTxn = t.verified ? t.id : Outbox.unverifiedTag(t.id)
+        // Made once: the held records, the live index and the tombstones
+        // are all asked about this transaction.
+        let tag = TransactionTag(recordTxn, .transaction)
+        if let held, case .update = arrival { held.noteReported(t, tag: t.verified ? tag : TransactionTag(t.id, .transaction)) }
         // Whose click this answers: the purchase call's key, or the token's
         // (C5; a renewal carries its first purchase's token but is the store's).
         var click: Int64? = nil
         if case .purchase(let k) = arrival { click = k } else if !t.isRenewal, let k = t.token?.key, k > 0 { click = k }
         let answersClick: Bool = { if case .purchase(let k) = arrival { return keys.isAwaiting(k) } else { return false } }()
         let owned = t.kind != .consumable
-        let recordTxn = t.verified ? t.id : Outbox.unverifiedTag(t.id)
-        let live = outbox.liveRecordIDs(transaction: recordTxn, flavor: .transaction)
-        if live != nil || outbox.hasTombstone(transaction: recordTxn, flavor: .transaction) {
+        let live = outbox.liveRecordIDs(tag)
+        if live != nil || outbox.hasTombstone(tag) {
             // Seen before (C4): only a new click on something owned gets its
             // own answer (the existing transaction, no new charge).
             guard answersClick, owned, let k = click, !(live?.contains(where: { outbox.key(ofLive: $0) == k }) ?? false) else {

@@ -102,8 +102,9 @@ final class HeldRecords {
     }
 
     /// Keeps what the store re-delivered at start of a held transaction.
-    func noteReported(_ t: StoreTransaction) {
-        if let s = slotOf[TransactionTag(t.id, .transaction)] { reported[s] = t }
+    /// `tag`: the transaction's ID as a `.transaction` tag.
+    func noteReported(_ t: StoreTransaction, tag: TransactionTag) {
+        if let s = slotOf[tag] { reported[s] = t }
     }
 
     func reportedTransaction(_ e: Entry) -> StoreTransaction? { reported[e.slot] }

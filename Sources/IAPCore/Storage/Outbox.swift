@@ -351,16 +351,19 @@ public final class Outbox {
     }
     /// IDs of the live records of a transaction, oldest first (no copies).
     public func liveRecordIDs(transaction txn: String, flavor: TombstoneFlavor) -> RecordIDs? {
-        byTransaction[TransactionTag(txn, flavor)]
+        liveRecordIDs(TransactionTag(txn, flavor))
     }
+    /// The same, for a tag the caller made once for several lookups.
+    func liveRecordIDs(_ tag: TransactionTag) -> RecordIDs? { byTransaction[tag] }
     /// The key of live record `id`.
     public func key(ofLive id: UInt64) -> Int64? { live[id]?.key }
     /// Purchases started and not answered yet, oldest first.
     public var openIntents: [Intent] { intents.values.sorted(by: Intent.isOlder) }
     public func intent(key: Int64) -> Intent? { intents[key] }
     public func hasTombstone(transaction txn: String, flavor: TombstoneFlavor) -> Bool {
-        tombstones[TransactionTag(txn, flavor)] != nil
+        hasTombstone(TransactionTag(txn, flavor))
     }
+    func hasTombstone(_ tag: TransactionTag) -> Bool { tombstones[tag] != nil }
     /// C2: true once the record's bytes are on stable storage.
     public func isDurable(_ id: UInt64) -> Bool {
         #if DEBUG
