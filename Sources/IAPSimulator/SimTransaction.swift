@@ -183,8 +183,11 @@ struct SimTransaction: Sendable {
     }
 
     func storeTransaction(currency: String) -> StoreTransaction {
-        StoreTransaction(
-            id: UTF8Text.decimal(id), originalID: UTF8Text.decimal(originalID), productID: productID, kind: kind, purchaseDateMs: purchaseMs,
+        // A first purchase is its own original: one string for both.
+        let idText = UTF8Text.decimal(id)
+        return StoreTransaction(
+            id: idText, originalID: originalID == id ? idText : UTF8Text.decimal(originalID), productID: productID,
+            kind: kind, purchaseDateMs: purchaseMs,
             expiresDateMs: expiresMs, revocationDateMs: revokedMs, revocationReason: revokeReason,
             price: Price.times(price, quantity),
             currency: currency, quantity: quantity, token: token, verified: verified, jws: nil, environment: "simulator",

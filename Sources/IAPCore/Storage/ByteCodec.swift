@@ -75,6 +75,37 @@ public struct ByteReader {
     }
     public mutating func str16() -> String? { u16().flatMap { text(Int($0)) } }
     public mutating func str32() -> String? { u32().flatMap { text(Int($0)) } }
+    /// Reads a string written by `str32`, and gives `previous` back, not a
+    /// new `String`, when its bytes are the ones `previous` was read from
+    /// at `previousAt`: a transaction's original ID is usually its own ID,
+    /// and a 16-digit ID is a heap string (about 550 instructions to make).
+    public mutating func str32(orSame previous: String, readAt previousAt: Int) -> String? {
+        guard let n = u32().map(Int.init), remaining >= n else { return nil }
+        if n == previous.utf8.count, previousAt >= 0, previousAt + n <= pos,
+           sameBytes(at: pos, asBytesAt: previousAt, count: n) {
+            pos += n
+            return previous
+        }
+        return text(n)
+    }
+
+    /// The `count` bytes at `at` are those at `other`, both in this record's buffer.
+    private func sameBytes(at: Int, asBytesAt other: Int, count n: Int) -> Bool {
+        b.withUnsafeBytes { all in
+            var i = 0
+            while i + 8 <= n {
+                if all.loadUnaligned(fromByteOffset: at + i, as: UInt64.self)
+                    != all.loadUnaligned(fromByteOffset: other + i, as: UInt64.self) { return false }
+                i += 8
+            }
+            while i < n {
+                if all[at + i] != all[other + i] { return false }
+                i += 1
+            }
+            return true
+        }
+    }
+
     /// The next `n` bytes as text; nil when fewer are left or they are not UTF-8.
     @usableFromInline
     mutating func text(_ n: Int) -> String? {

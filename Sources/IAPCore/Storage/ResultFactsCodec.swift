@@ -136,8 +136,10 @@ enum ResultFactsCodec {
     }
 
     static func transaction(_ r: inout ByteReader, seen: inout Seen) -> StoreTransaction? {
-        guard let mask = r.u16(), mask & ~knownBits == 0,
-              let id = r.str32(), let originalID = r.str32(), let productID = r.str32(&seen.product, { $0 }),
+        guard let mask = r.u16(), mask & ~knownBits == 0 else { return nil }
+        let idAt = r.pos + 4  // after its length
+        guard let id = r.str32(), let originalID = r.str32(orSame: id, readAt: idAt),
+              let productID = r.str32(&seen.product, { $0 }),
               let kind = r.str32(&seen.kind, ProductKind.init(rawValue:)), let purchased = r.i64()
         else { return nil }
         var t = StoreTransaction(id: id, originalID: originalID, productID: productID, kind: kind, purchaseDateMs: purchased,
