@@ -39,7 +39,10 @@ enum Registry {
     @inline(__always) static var table: UnsafeMutablePointer<Int64> { iapc_registry_table() }
 
     private struct State {
-        var bridges: [Int: (gen: Int64, coordinator: Coordinator)] = [:]
+        /// By slot: an array, not a dictionary, so that the lookup every
+        /// game-facing call makes is an index, not a SipHash (about 130
+        /// instructions a call).
+        var bridges = [(gen: Int64, coordinator: Coordinator)?](repeating: nil, count: Registry.slots)
         var nextGen: Int64 = 1
         var slots = SlotAllocator(capacity: Registry.slots)
     }
