@@ -50,12 +50,47 @@ struct ByteBuffer {
         count += n
     }
 
+    /// Copies `n` bytes; the short runs a message is made of (field names,
+    /// IDs, codes: 1 to 32 bytes) with two overlapping word loads and
+    /// stores each, no call. A `memcpy` call cost about 25 instructions, and
+    /// a `"7"` makes some forty copies. Reads and writes exactly the `n`
+    /// bytes at `src` and `dst`.
+    @inline(__always)
+    static func copy(_ d: UnsafeMutableRawPointer, _ s: UnsafeRawPointer, _ n: Int) {
+        if n >= 8 {
+            if n <= 16 {
+                let a = s.loadUnaligned(as: UInt64.self), b = s.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+                d.storeBytes(of: a, as: UInt64.self)
+                d.storeBytes(of: b, toByteOffset: n - 8, as: UInt64.self)
+            } else if n <= 32 {
+                let a = s.loadUnaligned(as: UInt64.self), b = s.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                let c = s.loadUnaligned(fromByteOffset: n - 16, as: UInt64.self)
+                let e = s.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+                d.storeBytes(of: a, as: UInt64.self)
+                d.storeBytes(of: b, toByteOffset: 8, as: UInt64.self)
+                d.storeBytes(of: c, toByteOffset: n - 16, as: UInt64.self)
+                d.storeBytes(of: e, toByteOffset: n - 8, as: UInt64.self)
+            } else {
+                d.copyMemory(from: s, byteCount: n)
+            }
+        } else if n >= 4 {
+            let a = s.loadUnaligned(as: UInt32.self), b = s.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+            d.storeBytes(of: a, as: UInt32.self)
+            d.storeBytes(of: b, toByteOffset: n - 4, as: UInt32.self)
+        } else if n > 0 {
+            // 1 to 3 bytes: the first, the middle and the last (overlapping).
+            d.storeBytes(of: s.load(as: UInt8.self), as: UInt8.self)
+            d.storeBytes(of: s.load(fromByteOffset: n >> 1, as: UInt8.self), toByteOffset: n >> 1, as: UInt8.self)
+            d.storeBytes(of: s.load(fromByteOffset: n - 1, as: UInt8.self), toByteOffset: n - 1, as: UInt8.self)
+        }
+    }
+
     /// Forgets what was written; the memory stays for the next writes.
     mutating func removeAll() { count = 0 }
 
     mutating func append(_ p: UnsafeRawPointer, _ n: Int) {
         guard n > 0 else { return }
-        UnsafeMutableRawPointer(reserve(n)).copyMemory(from: p, byteCount: n)
+        ByteBuffer.copy(reserve(n), p, n)
         count += n
     }
 

@@ -35,4 +35,24 @@ struct DecimalTextTests {
         }
         #expect(wrong.isEmpty, "first: \(wrong.prefix(5))")
     }
+
+    @Test("the JSON writer's integers, bare and quoted, at every boundary and 50,000 spread values")
+    func jsonIntegers() {
+        var values: [Int64] = [0, 1, -1, 9, -9, 10, 99, 100, -100, Int64.max, Int64.min, Int64.max - 1, Int64.min + 1]
+        var p: Int64 = 1
+        for _ in 0..<18 {
+            p *= 10
+            values += [p - 1, p, p + 1, -(p - 1), -p, -(p + 1)]
+        }
+        var rng = SystemRandomNumberGenerator()
+        for i in 0..<50_000 { values.append(Int64(bitPattern: rng.next()) >> (i % 64)) }
+        var wrong: [Int64] = []
+        for v in values {
+            var w = JSONObjectWriter()
+            w.int("n", v)
+            w.intString("k", v)
+            if String(decoding: w.finish(), as: UTF8.self) != "{\"n\":\(v),\"k\":\"\(v)\"}" { wrong.append(v) }
+        }
+        #expect(wrong.isEmpty, "first: \(wrong.prefix(5))")
+    }
 }

@@ -36,7 +36,7 @@ public struct JSONBuffer {
         let p = out.reserve(n + 4)
         p[0] = first ? UInt8(ascii: "{") : UInt8(ascii: ",")
         p[1] = 0x22
-        (p + 2).update(from: k.utf8Start, count: n)
+        ByteBuffer.copy(p + 2, k.utf8Start, n)
         p[n + 2] = 0x22
         p[n + 3] = UInt8(ascii: ":")
         out.advance(by: n + 4)
@@ -53,11 +53,11 @@ public struct JSONBuffer {
         let p = out.reserve(total)
         p[0] = first ? UInt8(ascii: "{") : UInt8(ascii: ",")
         p[1] = 0x22
-        (p + 2).update(from: k.utf8Start, count: n)
+        ByteBuffer.copy(p + 2, k.utf8Start, n)
         p[n + 2] = 0x22
         p[n + 3] = UInt8(ascii: ":")
         if quoted { p[n + 4] = 0x22; p[total - 1] = 0x22 }
-        (p + n + 4 + q).update(from: v.utf8Start, count: m)
+        ByteBuffer.copy(p + n + 4 + q, v.utf8Start, m)
         out.advance(by: total)
     }
 
@@ -73,11 +73,11 @@ public struct JSONBuffer {
             let p = out.reserve(total)
             p[0] = first ? UInt8(ascii: "{") : UInt8(ascii: ",")
             p[1] = 0x22
-            (p + 2).update(from: k.utf8Start, count: n)
+            ByteBuffer.copy(p + 2, k.utf8Start, n)
             p[n + 2] = 0x22
             p[n + 3] = UInt8(ascii: ":")
             p[n + 4] = 0x22
-            if m > 0 { (p + n + 5).update(from: u.baseAddress!, count: m) }
+            if m > 0 { ByteBuffer.copy(p + n + 5, u.baseAddress!, m) }
             p[total - 1] = 0x22
             out.advance(by: total)
             return true
@@ -103,7 +103,7 @@ public struct JSONBuffer {
             // `"` + `u` + `"` in one copy: what most strings need.
             let p = out.reserve(n + 2)
             p[0] = 0x22
-            if n > 0 { (p + 1).update(from: u.baseAddress!, count: n) }
+            if n > 0 { ByteBuffer.copy(p + 1, u.baseAddress!, n) }
             p[n + 1] = 0x22
             out.advance(by: n + 2)
             return
@@ -173,24 +173,29 @@ public struct JSONBuffer {
     /// Decimal digits, written straight into the buffer: no String is made
     /// (a "7" has five numbers, and an open with 1,000 results renders
     /// 5,000 of them). `quoted`: as a JSON string (`"123"`), the way keys
-    /// are sent.
+    /// are sent. Written backwards into 24 bytes of stack (20 digits, a
+    /// sign, two quotes), then copied: no digit count first.
     public mutating func appendInt(_ v: Int64, quoted: Bool = false) {
-        let m = v.magnitude
-        // The digit count first, so the digits go straight to their place.
-        var digits = 1
-        var power: UInt64 = 10
-        while m >= power {
-            digits += 1
-            if digits == 20 { break }  // 10^19 is the largest power below UInt64.max
-            power &*= 10
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { tmp in
+            let last = tmp.baseAddress! + 24
+            var end = last
+            if quoted {
+                end -= 1
+                end.pointee = 0x22
+            }
+            var start = UTF8Text.writeDigits(v.magnitude, before: end)
+            if v < 0 {
+                start -= 1
+                start.pointee = UInt8(ascii: "-")
+            }
+            if quoted {
+                start -= 1
+                start.pointee = 0x22
+            }
+            let n = last - start
+            ByteBuffer.copy(out.reserve(n), start, n)
+            out.advance(by: n)
         }
-        let sign = v < 0 ? 1 : 0
-        let quotes = quoted ? 2 : 0
-        let p = out.reserve(digits + sign + quotes)
-        if quoted { p[0] = 0x22; p[digits + sign + 1] = 0x22 }
-        if sign == 1 { p[quotes / 2] = UInt8(ascii: "-") }
-        _ = UTF8Text.writeDigits(m, before: p + quotes / 2 + sign + digits)
-        out.advance(by: digits + sign + quotes)
     }
 
     public mutating func appendValue(_ v: JSONValue) {

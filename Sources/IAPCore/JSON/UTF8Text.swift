@@ -89,13 +89,31 @@ extension UTF8Text {
     /// bytes hold any UInt64). Shared by `decimal` and the JSON writer's
     /// `appendInt`.
     static func writeDigits(_ m: UInt64, before end: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        // Two digits a division, from a table of the pairs "00" to "99": a
+        // 13-digit millisecond date is 7 steps, not 13.
+        let pairs = digitPairs.utf8Start
         var q = end
         var v = m
-        repeat {
+        while v >= 100 {
+            let r = Int(v % 100) &* 2
+            v /= 100
+            q -= 2
+            q[0] = pairs[r]
+            q[1] = pairs[r &+ 1]
+        }
+        if v >= 10 {
+            let r = Int(v) &* 2
+            q -= 2
+            q[0] = pairs[r]
+            q[1] = pairs[r &+ 1]
+        } else {
             q -= 1
-            q.pointee = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
-            v /= 10
-        } while v != 0
+            q.pointee = UInt8(truncatingIfNeeded: v) &+ 0x30
+        }
         return q
+    }
+
+    private static var digitPairs: StaticString {
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
     }
 }
