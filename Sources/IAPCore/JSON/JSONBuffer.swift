@@ -32,32 +32,35 @@ public struct JSONBuffer {
     /// `{"k":` (or `,"k":` when not `first`) in one copy: a message has
     /// about 25 field names.
     mutating func appendFieldName(_ k: StaticString, first: Bool) {
+        let n = k.utf8CodeUnitCount + 4
+        JSONBuffer.writeFieldName(k, first: first, at: out.reserve(n))
+        out.advance(by: n)
+    }
+
+    /// Writes `{"k":` or `,"k":` at `p` (room reserved by the caller:
+    /// `k`'s length + 4 bytes).
+    @inline(__always)
+    private static func writeFieldName(_ k: StaticString, first: Bool, at p: UnsafeMutablePointer<UInt8>) {
         let n = k.utf8CodeUnitCount
-        let p = out.reserve(n + 4)
         p[0] = first ? UInt8(ascii: "{") : UInt8(ascii: ",")
         p[1] = 0x22
         ByteBuffer.copy(p + 2, k.utf8Start, n)
         p[n + 2] = 0x22
         p[n + 3] = UInt8(ascii: ":")
-        out.advance(by: n + 4)
     }
 
     /// `,"k":"v"` (`{` first) or, `quoted` false, `,"k":v`, in one
     /// reservation: a field whose value the SDK itself names (a result code,
     /// a kind, an origin, `true`, `null`), with no `String` and no escape scan.
     mutating func appendField(_ k: StaticString, first: Bool, _ v: StaticString, quoted: Bool) {
-        let n = k.utf8CodeUnitCount
+        let n = k.utf8CodeUnitCount + 4
         let m = v.utf8CodeUnitCount
         let q = quoted ? 1 : 0
-        let total = n + m + 4 + 2 * q
+        let total = n + m + 2 * q
         let p = out.reserve(total)
-        p[0] = first ? UInt8(ascii: "{") : UInt8(ascii: ",")
-        p[1] = 0x22
-        ByteBuffer.copy(p + 2, k.utf8Start, n)
-        p[n + 2] = 0x22
-        p[n + 3] = UInt8(ascii: ":")
-        if quoted { p[n + 4] = 0x22; p[total - 1] = 0x22 }
-        ByteBuffer.copy(p + n + 4 + q, v.utf8Start, m)
+        JSONBuffer.writeFieldName(k, first: first, at: p)
+        if quoted { p[n] = 0x22; p[total - 1] = 0x22 }
+        ByteBuffer.copy(p + n + q, v.utf8Start, m)
         out.advance(by: total)
     }
 
@@ -67,17 +70,13 @@ public struct JSONBuffer {
     mutating func appendField(_ k: StaticString, first: Bool, string s: String) {
         let done = s.utf8.withContiguousStorageIfAvailable { u -> Bool in
             if JSONBuffer.needsEscape(u) { return false }
-            let n = k.utf8CodeUnitCount
+            let n = k.utf8CodeUnitCount + 4
             let m = u.count
-            let total = n + m + 6
+            let total = n + m + 2
             let p = out.reserve(total)
-            p[0] = first ? UInt8(ascii: "{") : UInt8(ascii: ",")
-            p[1] = 0x22
-            ByteBuffer.copy(p + 2, k.utf8Start, n)
-            p[n + 2] = 0x22
-            p[n + 3] = UInt8(ascii: ":")
-            p[n + 4] = 0x22
-            if m > 0 { ByteBuffer.copy(p + n + 5, u.baseAddress!, m) }
+            JSONBuffer.writeFieldName(k, first: first, at: p)
+            p[n] = 0x22
+            if m > 0 { ByteBuffer.copy(p + n + 1, u.baseAddress!, m) }
             p[total - 1] = 0x22
             out.advance(by: total)
             return true
