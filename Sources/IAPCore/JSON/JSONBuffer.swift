@@ -234,29 +234,28 @@ public struct JSONObjectWriter {
     /// A field name written in the source: copied as it is, with no escape
     /// scan (a "7" has about 25 of them). Checked once per name in debug
     /// builds: it must need no escape.
-    private mutating func key(_ k: StaticString) {
+    private mutating func key(_ k: StaticString) { buf.appendFieldName(k, first: opening(k)) }
+
+    /// Whether field `k` opens the object (it then starts with `{`); every
+    /// field after it does not. Checks the name in debug builds.
+    private mutating func opening(_ k: StaticString) -> Bool {
         assert(JSONObjectWriter.needsNoEscape(k), "JSON field name \(k) needs escaping")
-        buf.appendFieldName(k, first: first)
-        first = false
+        defer { first = false }
+        return first
     }
 
     private static func needsNoEscape(_ k: StaticString) -> Bool {
         !JSONBuffer.needsEscape(UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount))
     }
 
-    public mutating func string(_ k: StaticString, _ v: String) {
-        assert(JSONObjectWriter.needsNoEscape(k), "JSON field name \(k) needs escaping")
-        buf.appendField(k, first: first, string: v)
-        first = false
-    }
+    public mutating func string(_ k: StaticString, _ v: String) { buf.appendField(k, first: opening(k), string: v) }
     /// A string the SDK itself names (`"type":"7"`, a kind, an origin):
     /// name and value in one copy each, no escape scan (checked in debug).
     public mutating func text(_ k: StaticString, _ v: StaticString) { literal(k, v, quoted: true) }
     /// JSON text the SDK itself writes (`true`, `null`) as the value.
     private mutating func literal(_ k: StaticString, _ v: StaticString, quoted: Bool) {
-        assert(JSONObjectWriter.needsNoEscape(k) && JSONObjectWriter.needsNoEscape(v), "JSON literal \(k): \(v) needs escaping")
-        buf.appendField(k, first: first, v, quoted: quoted)
-        first = false
+        assert(JSONObjectWriter.needsNoEscape(v), "JSON literal \(k): \(v) needs escaping")
+        buf.appendField(k, first: opening(k), v, quoted: quoted)
     }
     /// `"k":null`.
     public mutating func null(_ k: StaticString) { literal(k, "null", quoted: false) }

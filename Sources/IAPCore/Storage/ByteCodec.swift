@@ -91,19 +91,7 @@ public struct ByteReader {
 
     /// The `count` bytes at `at` are those at `other`, both in this record's buffer.
     private func sameBytes(at: Int, asBytesAt other: Int, count n: Int) -> Bool {
-        b.withUnsafeBytes { all in
-            var i = 0
-            while i + 8 <= n {
-                if all.loadUnaligned(fromByteOffset: at + i, as: UInt64.self)
-                    != all.loadUnaligned(fromByteOffset: other + i, as: UInt64.self) { return false }
-                i += 8
-            }
-            while i < n {
-                if all[at + i] != all[other + i] { return false }
-                i += 1
-            }
-            return true
-        }
+        b.withUnsafeBytes { ByteReader.equalBytes($0.baseAddress! + at, $0.baseAddress! + other, n) }
     }
 
     /// The next `n` bytes as text; nil when fewer are left or they are not UTF-8.
@@ -147,27 +135,32 @@ public struct ByteReader {
         return v
     }
 
-    /// The bytes at `at` are `other`'s (a few bytes: compared a word at a
-    /// time, not by a call to memcmp). The caller checked that they fit.
+    /// The bytes at `at` are `other`'s. The caller checked that they fit.
     @usableFromInline
     func sameBytes(at: Int, as other: [UInt8]) -> Bool {
         b.withUnsafeBytes { all in
             other.withUnsafeBytes { o in
-                let n = o.count
-                var i = 0
-                while i + 8 <= n {
-                    if all.loadUnaligned(fromByteOffset: at + i, as: UInt64.self) != o.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
-                        return false
-                    }
-                    i += 8
-                }
-                while i < n {
-                    if all[at + i] != o[i] { return false }
-                    i += 1
-                }
-                return true
+                o.count == 0 || ByteReader.equalBytes(all.baseAddress! + at, o.baseAddress!, o.count)
             }
         }
+    }
+
+    /// The `n` bytes at `a` and at `b` are equal (a few bytes: compared a
+    /// word at a time, not by a call to memcmp).
+    @usableFromInline
+    static func equalBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
+        var i = 0
+        while i + 8 <= n {
+            if a.loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+                return false
+            }
+            i += 8
+        }
+        while i < n {
+            if a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) { return false }
+            i += 1
+        }
+        return true
     }
 
     /// A purchase token's 16 bytes, read in place (no array).

@@ -290,15 +290,7 @@ public final class Outbox {
     }
 
     /// Adds `id` to the index entry at `k` (one lookup: the common case is a new entry).
-    private static func add<K: Hashable>(_ id: UInt64, to index: inout [K: RecordIDs], at k: K) {
-        if let had = index.updateValue(RecordIDs(id), forKey: k) {
-            var ids = had
-            ids.append(id)
-            index[k] = ids
-        }
-    }
-
-    private static func add(_ id: UInt64, to index: inout IntTable<Int64, RecordIDs>, at k: Int64) {
+    private static func add<I: RecordIDIndex>(_ id: UInt64, to index: inout I, at k: I.Key) {
         if let had = index.updateValue(RecordIDs(id), forKey: k) {
             var ids = had
             ids.append(id)
@@ -307,12 +299,7 @@ public final class Outbox {
     }
 
     /// Removes `id` from the index entry at `k` (dropping the entry when it empties).
-    private static func remove<K: Hashable>(_ id: UInt64, from index: inout [K: RecordIDs], at k: K) {
-        guard let ids = index.removeValue(forKey: k) else { return }
-        if let left = ids.removing(id) { index[k] = left }
-    }
-
-    private static func remove(_ id: UInt64, from index: inout IntTable<Int64, RecordIDs>, at k: Int64) {
+    private static func remove<I: RecordIDIndex>(_ id: UInt64, from index: inout I, at k: I.Key) {
         guard let ids = index.removeValue(forKey: k) else { return }
         if let left = ids.removing(id) { index[k] = left }
     }
@@ -655,3 +642,16 @@ public final class Outbox {
 
     public var fileSize: Int { log.size }
 }
+
+/// The outbox's indexes of record IDs (by key: an `IntTable`; by
+/// transaction: a `Dictionary`), so that one `add` and one `remove` serve
+/// both.
+protocol RecordIDIndex {
+    associatedtype Key
+    subscript(key: Key) -> RecordIDs? { get set }
+    mutating func updateValue(_ value: RecordIDs, forKey key: Key) -> RecordIDs?
+    mutating func removeValue(forKey key: Key) -> RecordIDs?
+}
+
+extension Dictionary: RecordIDIndex where Value == RecordIDs {}
+extension IntTable: RecordIDIndex where Value == RecordIDs {}
