@@ -164,6 +164,10 @@ public final class Coordinator: @unchecked Sendable {
         // Events are handled on the SDK thread, whichever thread reports
         // them, a batch a job (StoreEventInbox).
         let sink = StoreEventInbox().sink(to: exec) { [weak self] event in self?.handle(event) }
+        // With its own SDK thread, this thread renders the messages the
+        // resolution queues while it waits (RenderAhead.swift).
+        let helper = thread != nil && queue.rendersJSON ? RenderAhead() : nil
+        if let helper { queue.beginRenderingAhead(helper) }
         // One round trip to the SDK thread: the store's start, then what it
         // reported at once (the inbox's job), then the wait's own job.
         exec.post { [self] in
@@ -173,8 +177,26 @@ public final class Coordinator: @unchecked Sendable {
             }
             store.start(sink: sink)
         }
-        exec.runWhenIdleAndWait {}
+        guard let helper else {
+            exec.runWhenIdleAndWait {}
+            return
+        }
+        let queue = queue
+        let posted = exec.whenIdle {
+            queue.endRenderingAhead()
+            helper.finish()
+        }
+        if !posted {
+            // The thread has stopped (it cannot have, in an open): nothing to wait for.
+            queue.endRenderingAhead()
+            helper.finish()
+        }
+        renderedAheadAtOpen = helper.help(queue)
     }
+
+    /// How many messages this thread rendered while `open` waited
+    /// (RenderAhead.swift): tests check that the path ran.
+    @_spi(Testing) public private(set) var renderedAheadAtOpen = 0
 
     /// Failures and revocations grant nothing: queued at once. Purchases
     /// wait for the store to vouch for them (C11): the file is on the

@@ -39,7 +39,7 @@ public final class MessageQueue: @unchecked Sendable {
     /// True for the C ABI's queues: JSON is rendered at push, on the SDK
     /// thread, so the game's poll only copies it. The Swift API's queue
     /// keeps values and renders nothing.
-    private let rendersJSON: Bool
+    let rendersJSON: Bool
     /// Called (outside the lock) after each push: the Swift API's wake-up.
     private var wakeup: (@Sendable () -> Void)?
     @exclusivity(unchecked) private var head = 0
@@ -68,6 +68,15 @@ public final class MessageQueue: @unchecked Sendable {
     /// every push and hand-out under this queue's lock, asked by the
     /// Coordinator through `withLedger`.
     @exclusivity(unchecked) private var ledger = DeliveryLedger()
+    /// Non-zero while `iap_open` renders ahead (RenderAhead.swift): pushes
+    /// keep the value and leave the JSON to the opening thread. Read
+    /// without the lock by every push (an atomic load).
+    private let aheadFlag: UnsafeMutablePointer<Int64>
+    /// The opening thread's helper, and what it has looked at: every item
+    /// up to `aheadSeq` (under `lock`).
+    @exclusivity(unchecked) private var ahead: RenderAhead?
+    @exclusivity(unchecked) private var aheadSeq: UInt64 = 0
+    @exclusivity(unchecked) private var unrenderedSincePoke = 0
 
     public init(counter: UnsafeMutablePointer<Int64>? = nil, rendersJSON: Bool = true) {
         self.rendersJSON = rendersJSON
@@ -79,6 +88,8 @@ public final class MessageQueue: @unchecked Sendable {
             ownsCount = true
         }
         iapc_atomic_store_i64(pendingCount, 0)
+        aheadFlag = .allocate(capacity: 1)
+        iapc_atomic_store_i64(aheadFlag, 0)
         drainJob = { [weak self] in self?.drain() }
     }
 
@@ -91,6 +102,7 @@ public final class MessageQueue: @unchecked Sendable {
     deinit {
         delivery.stop()
         if ownsCount { pendingCount.deallocate() }
+        aheadFlag.deallocate()
     }
 
     /// Queues a message; returns its sequence number. `resultKey`: the key
@@ -98,7 +110,7 @@ public final class MessageQueue: @unchecked Sendable {
     /// stored result is rendered here like any message, from its facts.
     @discardableResult
     public func push(_ message: BridgeMessage, resultKey: Int64? = nil) -> UInt64 {
-        if rendersJSON {
+        if rendersJSON && iapc_atomic_load_i64(aheadFlag) == 0 {
             return push(Item(seq: 0, message: nil, bytes: message.json, resultKey: resultKey, isAnswer: message.answersRequest))
         }
         return push(Item(seq: 0, message: Box(message), bytes: nil, resultKey: resultKey, isAnswer: message.answersRequest))
@@ -113,20 +125,81 @@ public final class MessageQueue: @unchecked Sendable {
     private func push(_ item: Item) -> UInt64 {
         var item = item
         let resultKey = item.resultKey
-        let (seq, wake) = lock.withLock { () -> (UInt64, (@Sendable () -> Void)?) in
+        let (seq, wake, poke) = lock.withLock { () -> (UInt64, (@Sendable () -> Void)?, RenderAhead?) in
             let seq = nextSeq
             nextSeq += 1
             // After close the counter may belong to the next bridge of this slot.
-            guard !closed else { return (seq, nil) }
+            guard !closed else { return (seq, nil, nil) }
             ledger.queued(resultKey: resultKey, isAnswer: item.isAnswer)
             item.seq = seq
             items.append(item)
             iapc_atomic_add_i64(pendingCount, 1)
             scheduleDeliveryLocked()
-            return (seq, wakeup)
+            return (seq, wakeup, rendersJSON && item.bytes == nil ? unrenderedPushedLocked() : nil)
         }
         wake?()
+        poke?.poke()
         return seq
+    }
+
+    /// The helper to wake when a batch of unrendered messages is queued.
+    private func unrenderedPushedLocked() -> RenderAhead? {
+        guard let ahead else { return nil }
+        unrenderedSincePoke += 1
+        guard unrenderedSincePoke >= RenderAhead.batch else { return nil }
+        unrenderedSincePoke = 0
+        return ahead
+    }
+
+    // MARK: Rendering ahead (iap_open: RenderAhead.swift)
+
+    /// From now on pushes leave their JSON to `helper`'s thread, until
+    /// `endRenderingAhead`. The C ABI's queue only (the Swift API's renders
+    /// nothing).
+    func beginRenderingAhead(_ helper: RenderAhead) {
+        precondition(rendersJSON, "only a queue that renders JSON renders ahead")
+        lock.withLock {
+            ahead = helper
+            unrenderedSincePoke = 0
+        }
+        iapc_atomic_store_i64(aheadFlag, 1)
+    }
+
+    /// Pushes render their JSON again; what was queued unrendered is
+    /// rendered by the helper or, if still not, when taken.
+    func endRenderingAhead() {
+        iapc_atomic_store_i64(aheadFlag, 0)
+        lock.withLock { ahead = nil }
+    }
+
+    /// Renders up to `limit` of the messages queued unrendered, oldest
+    /// first, on the calling thread, outside the lock; returns how many
+    /// it looked at. A message taken meanwhile was rendered by its taker.
+    func renderAhead(limit: Int) -> Int {
+        var todo: [(seq: UInt64, box: Box)] = []
+        todo.reserveCapacity(limit)
+        lock.withLock {
+            guard !closed, let first = items.first?.seq else { return }
+            var i = max(head, aheadSeq >= first ? Int(aheadSeq - first) + 1 : 0)
+            while i < items.count && todo.count < limit {
+                assert(items[i].seq == first + UInt64(i), "queued items have consecutive sequence numbers")
+                if items[i].bytes == nil, let box = items[i].message { todo.append((items[i].seq, box)) }
+                i += 1
+            }
+            if i > head { aheadSeq = max(aheadSeq, items[i - 1].seq) }
+        }
+        guard !todo.isEmpty else { return 0 }
+        let rendered = todo.map { $0.box.message.json }
+        lock.withLock {
+            guard !closed, let first = items.first?.seq else { return }
+            for (n, t) in todo.enumerated() where t.seq >= first {
+                let i = Int(t.seq - first)
+                guard i >= head, i < items.count, items[i].message === t.box else { continue }
+                items[i].bytes = rendered[n]
+                items[i].message = nil
+            }
+        }
+        return todo.count
     }
 
     @inline(__always)
