@@ -44,13 +44,7 @@ public func iap_open(_ configJSON: UnsafePointer<CChar>?, _ out: UnsafeMutablePo
         let text = try CStrings.bytes(configJSON, name: "config_json", limit: maxJSONBytes)
         let config = try BridgeConfig.parse(text)
         let handle = try Registry.register { (counter: UnsafeMutablePointer<Int64>) throws(IAPError) -> Coordinator in
-            let store = try StoreFactory.make(config)
-            do throws(IAPError) {
-                return try Coordinator.open(config: config, store: store, counter: counter)
-            } catch {
-                store.stop()
-                throw error
-            }
+            try Coordinator.open(config: config, opening: try StoreFactory.begin(config), counter: counter)
         }
         out.pointee = handle
         return IAPCode.ok.rawValue

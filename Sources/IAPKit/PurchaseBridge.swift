@@ -22,13 +22,7 @@ public final class PurchaseBridge: Sendable {
     public init(configJSON: String) throws(IAPKitError) {
         do throws(IAPError) {
             let config = try BridgeConfig.parse(Array(configJSON.utf8))
-            let store = try StoreFactory.make(config)
-            do throws(IAPError) {
-                core = try Coordinator.open(config: config, store: store, rendersJSON: false)
-            } catch {
-                store.stop()
-                throw error
-            }
+            core = try Coordinator.open(config: config, opening: try StoreFactory.begin(config), rendersJSON: false)
         } catch {
             throw IAPKitError(error)
         }

@@ -93,9 +93,31 @@ public final class SimulatedStore: Store, @unchecked Sendable {
 
     /// `storage`: where the store's log lives; tests pass a simulated disk.
     public static func open(config: BridgeConfig, storage: any LogStorage = POSIXStorage()) throws(IAPError) -> SimulatedStore {
+        let (options, catalog, fd) = try checkAndLock(config)
+        return try finish(config: config, options: options, catalog: catalog, lockFD: fd, storage: storage)
+    }
+
+    /// The opening's first half (StoreOpening): the options, the catalog
+    /// and the state directory's lock, where a refused config is refused
+    /// before anything is created and two bridges racing for one dataDir
+    /// meet. `finish` reads the state, the open's long part.
+    public static func begin(config: BridgeConfig, storage: any LogStorage = POSIXStorage()) throws(IAPError) -> StoreOpening {
+        let (options, catalog, fd) = try checkAndLock(config)
+        return StoreOpening(finish: { () throws(IAPError) -> Store in
+            try finish(config: config, options: options, catalog: catalog, lockFD: fd, storage: storage)
+        }, abandon: { POSIX.unlockDirectory(fd) })
+    }
+
+    private static func checkAndLock(_ config: BridgeConfig) throws(IAPError) -> (SimulatorOptions, Catalog, Int32) {
         let options = try SimulatorOptions.parse(config.simulator, dataDir: config.dataDir)
         let catalog = try Catalog.load(path: config.catalog ?? "")
-        let fd = try prepareStateDirectory(options, dataDir: config.dataDir)
+        return (options, catalog, try prepareStateDirectory(options, dataDir: config.dataDir))
+    }
+
+    /// Reads the store's log and replays it; on failure the state
+    /// directory's lock is released.
+    private static func finish(config: BridgeConfig, options: SimulatorOptions, catalog: Catalog, lockFD fd: Int32,
+                               storage: any LogStorage) throws(IAPError) -> SimulatedStore {
         do throws(IAPError) {
             let (log, events) = try SimStateLog.open(directory: options.stateDir, durable: options.durable, storage: storage)
             let s = SimulatedStore(config: config, options: options, catalog: catalog, log: log, lockFD: fd)

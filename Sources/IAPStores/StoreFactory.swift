@@ -9,6 +9,19 @@ import IAPStoreKit
 /// Picks the store the config names: the one decision the C ABI
 /// (IAPBridge) and the Swift API (IAPKit) share, written once.
 public enum StoreFactory {
+    /// The store's opening (StoreOpening): checked and locked now, its
+    /// state read by `finish` on the bridge's SDK thread.
+    public static func begin(_ config: BridgeConfig) throws(IAPError) -> StoreOpening {
+        switch config.store {
+        case .simulator:
+            return try SimulatedStore.begin(config: config)
+        case .storekit:
+            // StoreKit's store reads nothing at open: made now, whole.
+            let store = try make(config)
+            return StoreOpening(finish: { store }, abandon: { store.stop() })
+        }
+    }
+
     public static func make(_ config: BridgeConfig) throws(IAPError) -> Store {
         switch config.store {
         case .simulator:

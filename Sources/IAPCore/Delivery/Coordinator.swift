@@ -82,8 +82,21 @@ public final class Coordinator: @unchecked Sendable {
     /// `ManualExecutor`; otherwise the bridge starts its own `SDKThread`.
     /// `rendersJSON`: false for the Swift API, which reads the queue's
     /// values (`MessageQueue.popMessage`) and needs no JSON. `storage`: where
-    /// the outbox's log lives; tests pass a simulated disk.
+    /// the outbox's log lives; tests pass a simulated disk. The caller
+    /// stops `store` if this throws.
     public static func open(config: BridgeConfig, store: Store, counter: UnsafeMutablePointer<Int64>? = nil,
+                            executor: Executor? = nil, rendersJSON: Bool = true,
+                            storage: any LogStorage = POSIXStorage()) throws(IAPError) -> Coordinator {
+        try open(config: config, opening: .made(store), counter: counter, executor: executor,
+                 rendersJSON: rendersJSON, storage: storage)
+    }
+
+    /// The same, finishing the store's opening (`StoreFactory.begin`) on the
+    /// SDK thread while this thread reads dataDir: the open's two long reads
+    /// overlap. If this throws, the store was stopped, or its opening
+    /// abandoned. When both fail, the store's error is the one thrown, unless
+    /// dataDir failed before the store's read began (it is then not read).
+    public static func open(config: BridgeConfig, opening: StoreOpening, counter: UnsafeMutablePointer<Int64>? = nil,
                             executor: Executor? = nil, rendersJSON: Bool = true,
                             storage: any LogStorage = POSIXStorage()) throws(IAPError) -> Coordinator {
         let queue = MessageQueue(counter: counter, rendersJSON: rendersJSON)
@@ -99,14 +112,19 @@ public final class Coordinator: @unchecked Sendable {
             }
         } catch {
             queue.close(fromDeliveryThread: false)
+            opening.abandon()
             throw error
         }
-        // The store makes ready what its start reports (the simulator
-        // replays its state) on the SDK thread, while this thread reads
-        // dataDir: the open's two reads overlap.
-        // An open that fails before the job runs leaves the store untouched.
-        let abandoned = Locked(false)
-        thread?.post { if !abandoned.withLock({ $0 }) { store.prepareStart() } }
+        let made = StoreAtOpen()
+        if let thread {
+            // The SDK thread's first job: the store's opening finished (the
+            // simulator reads its log), then what its start reports made
+            // ready (the simulator replays its state), while this thread
+            // reads dataDir. An open that fails first reads no store.
+            thread.post { made.finish(opening, prepare: true) }
+        } else {
+            made.finish(opening, prepare: false)
+        }
         let data: DataDirAtOpen
         do throws(IAPError) {
             data = try DataDirAtOpen.read(config, storage: storage)
@@ -117,7 +135,18 @@ public final class Coordinator: @unchecked Sendable {
                 throw error
             }
         } catch {
-            abandoned.withLock { $0 = true }
+            made.abandon()
+            thread?.stop()  // after the store's job, if it began
+            let storeError = made.cleanUp(opening)
+            queue.close(fromDeliveryThread: false)
+            throw storeError ?? error
+        }
+        let store: Store
+        switch made.wait() {
+        case .success(let s):
+            store = s
+        case .failure(let error):
+            data.close()
             thread?.stop()
             queue.close(fromDeliveryThread: false)
             throw error
