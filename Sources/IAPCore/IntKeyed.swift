@@ -66,6 +66,8 @@ struct IntTable<K: FixedWidthInteger & Sendable, Value>: ExpressibleByDictionary
     mutating func updateValue(_ value: Value, forKey key: K) -> Value? { table.updateValue(value, forKey: IntKey(key)) }
 
     var values: Dictionary<IntKey<K>, Value>.Values { table.values }
+    /// Every entry, in the table's order (one pass over its storage).
+    func forEach(_ body: (K, Value) -> Void) { for (k, v) in table { body(k.value, v) } }
     /// The keys, in no particular order.
     var keys: [K] { table.keys.map { $0.value } }
     var count: Int { table.count }
@@ -103,4 +105,5 @@ struct IntSet<K: FixedWidthInteger & Sendable>: ExpressibleByArrayLiteral, Senda
     var count: Int { members.count }
     var isEmpty: Bool { members.isEmpty }
     mutating func removeAll() { members.removeAll() }
+    mutating func reserveCapacity(_ n: Int) { members.reserveCapacity(n) }
 }

@@ -32,9 +32,12 @@ extension Coordinator {
     /// True when the click with key `k` already has a result other than
     /// transaction `txn`'s: a live record under its key (of another
     /// transaction, or any for `txn` nil), or a failure, even confirmed.
-    func clickHasResult(_ k: Int64, besides txn: String?) -> Bool {
+    /// `alone`: the caller knows the only live record under `k` is one of
+    /// `txn` (Outbox.sharedKeys), so no index is asked.
+    func clickHasResult(_ k: Int64, besides txn: String?, alone: Bool = false) -> Bool {
         if outbox.clickFailed(k) { return true }
-        return outbox.hasLive(key: k, otherThan: txn)
+        assert(!alone || !outbox.hasLive(key: k, otherThan: txn), "a key said to be alone has another transaction's record")
+        return !alone && outbox.hasLive(key: k, otherThan: txn)
     }
 
     /// The key of transaction `txn` (an outbox transaction ID) answering

@@ -14,12 +14,16 @@ extension Coordinator {
     /// public) and have a granted purchase granted again under another key.
     /// Nil when the facts cannot say: an "already owned" answer of
     /// something owned carries the token of the click that bought it (and
-    /// granting an owned item again grants nothing new).
-    func vouchedKey(_ t: StoreTransaction, record r: OutboxRecord, stored: StoredPurchase) -> (key: Int64, clickKey: Int64?)? {
+    /// granting an owned item again grants nothing new). `sharedKeys`: the
+    /// keys of more than one live record when the resolution began: under
+    /// any other, `r` is the only record (Outbox.sharedKeys).
+    func vouchedKey(_ t: StoreTransaction, record r: OutboxRecord, stored: StoredPurchase,
+                    sharedKeys: IntSet<Int64>) -> (key: Int64, clickKey: Int64?)? {
         assertOwner()
         if stored.alreadyOwned && t.kind != .consumable { return nil }
         guard !t.isRenewal, let k = t.token?.key, k > 0 else { return (storeKey(t, flavor: .transaction), nil) }
-        if keys.isAwaiting(k) || !clickHasResult(k, besides: r.transactionID) { return (k, nil) }
+        let alone = k == r.key && !sharedKeys.contains(k)
+        if keys.isAwaiting(k) || !clickHasResult(k, besides: r.transactionID, alone: alone) { return (k, nil) }
         return (lateKey(click: k, transaction: r.transactionID), k)
     }
 
@@ -72,7 +76,12 @@ extension Coordinator {
             }
         }
         var rekeyed: [(transaction: StoreTransaction, slot: Int)] = []
-        for (e, ownedFacts) in vouched { resolve(e, ownedFacts: ownedFacts, held: held, rekeyed: &rekeyed) }
+        // Records only leave the outbox during this loop (a dropped one):
+        // a key held by one record at its start is held by one, or none.
+        let sharedKeys = outbox.sharedKeys()
+        for (e, ownedFacts) in vouched {
+            resolve(e, ownedFacts: ownedFacts, held: held, sharedKeys: sharedKeys, rekeyed: &rekeyed)
+        }
         // The transactions of records dropped for their key, once no other
         // record of theirs is delivered: handled as the store delivers them,
         // after this job (a failed write is then retried like any result).
@@ -86,14 +95,14 @@ extension Coordinator {
     /// One held record the store vouches for (listed unfinished, or owned
     /// as `ownedFacts` says): delivered rebuilt from the store's facts, or
     /// dropped and reported when they contradict it.
-    private func resolve(_ e: HeldRecords.Entry, ownedFacts: StoreTransaction?, held: HeldRecords,
+    private func resolve(_ e: HeldRecords.Entry, ownedFacts: StoreTransaction?, held: HeldRecords, sharedKeys: IntSet<Int64>,
                          rekeyed: inout [(transaction: StoreTransaction, slot: Int)]) {
         let r = e.record, stored = e.stored
         let reported = held.reportedTransaction(e)
         let facts = reported ?? ownedFacts
         // The key, like the rest, comes from the store's facts where they
         // say it (the transaction itself, re-delivered at start).
-        let vouched = r.kind == .purchase ? reported.flatMap { vouchedKey($0, record: r, stored: stored) } : nil
+        let vouched = r.kind == .purchase ? reported.flatMap { vouchedKey($0, record: r, stored: stored, sharedKeys: sharedKeys) } : nil
         if r.kind == .unverified, facts?.verified == true {
             // It verifies now: its success was stored on its own (once);
             // this result 6 has nothing left to say.

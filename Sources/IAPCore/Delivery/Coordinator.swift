@@ -186,6 +186,7 @@ public final class Coordinator: @unchecked Sendable {
         // on this thread: the SDK thread drops them once resolved, and frees
         // them there (freed here, after the wait, they held up the game's
         // first poll by about 1,000 instructions a record).
+        queue.reserveResults(outbox.liveCount)
         let edited: [OutboxRecord]
         (held, edited) = holdStoredResults()
         let exec = executor
@@ -235,7 +236,7 @@ public final class Coordinator: @unchecked Sendable {
     private func holdStoredResults() -> (HeldRecords, [OutboxRecord]) {
         let held = HeldRecords(capacity: outbox.liveCount)
         var edited: [OutboxRecord] = []
-        for r in outbox.liveRecords {
+        outbox.forEachLiveRecord { r in
             switch r.kind {
             case .failure, .revocation:
                 if let shown = Coordinator.storedFailureOrRevocation(r) { queue.push(shown, resultKey: r.key) } else { edited.append(r) }

@@ -19,6 +19,13 @@ struct DeliveryLedger {
     /// Answers to requests queued and not handed out yet.
     private var answers = 0
 
+    /// Sizes the key sets for `n` results at once (an open re-queuing
+    /// them), instead of growing them by doubling and rehashing.
+    mutating func reserve(results n: Int) {
+        queuedResults.reserveCapacity(n)
+        shown.reserveCapacity(n)
+    }
+
     /// A message is about to enter the queue.
     mutating func queued(resultKey: Int64?, isAnswer: Bool) {
         if let k = resultKey {

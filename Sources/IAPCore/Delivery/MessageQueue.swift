@@ -243,6 +243,9 @@ public final class MessageQueue: @unchecked Sendable {
         return item
     }
 
+    /// Makes room in the ledger for `n` results (an open's).
+    func reserveResults(_ n: Int) { lock.withLock { ledger.reserve(results: n) } }
+
     /// Reads or changes the ledger under the queue's lock, so it agrees
     /// with what the queue holds. `closed`: the queue is closed (a result
     /// given back then stays forgotten).
