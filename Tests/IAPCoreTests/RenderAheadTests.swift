@@ -29,7 +29,7 @@ import Testing
     /// Pushes `all` from another thread while this one renders ahead (and,
     /// when `popper`, a third takes messages as they come); returns what
     /// was taken, in order, and how many the helper rendered.
-    static func run(_ all: [(BridgeMessage, Int64?)], popper: Bool) -> (taken: [[UInt8]], renderedAhead: Int) {
+    static func run(_ all: [(BridgeMessage, Int64?)], popper: Bool) -> (taken: [[UInt8]], renderedAhead: Int, leftUnrendered: Int) {
         let q = MessageQueue()
         let helper = RenderAhead()
         q.beginRenderingAhead(helper)
@@ -49,24 +49,25 @@ import Testing
         }
         pusher.start()
         let rendered = helper.help(q)
+        let left = q.unrenderedCount
         stopPopping.withLock { $0 = true }
         while popThread?.isFinished == false { usleep(1_000) }
         while let m = q.pop() { taken.withLock { $0.append(m) } }
         q.close(fromDeliveryThread: false)
-        return (taken.withLock { $0 }, rendered)
+        return (taken.withLock { $0 }, rendered, left)
     }
 
     @Test("every message is the bytes an eager render gives, in push order, once", arguments: [false, true])
     func sameBytesSameOrder(popper: Bool) {
         let all = RenderAheadTests.messages(3_000)
         let expected = all.map { $0.0.json }
-        let (taken, rendered) = RenderAheadTests.run(all, popper: popper)
+        let (taken, rendered, left) = RenderAheadTests.run(all, popper: popper)
         #expect(taken.count == expected.count)
         #expect(taken == expected)
-        // The path under test ran: the helper rendered messages (a batch
-        // wakes it; 3,000 pushes make many batches).
-        #expect(rendered >= RenderAhead.batch, "rendered ahead: \(rendered)")
-        #expect(rendered <= all.count)
+        // Nothing is left for the game's poll to render, and with no one
+        // taking messages meanwhile the helper rendered every one.
+        #expect(left == 0)
+        if !popper { #expect(rendered == all.count) }
     }
 
     @Test("after endRenderingAhead a push renders at once; a closed queue renders nothing")
@@ -111,28 +112,47 @@ import Testing
         q.close(fromDeliveryThread: false)
     }
 
-    @Test("an open that renders ahead gives the game the bytes an open on a manual executor gives")
-    func openMatchesEagerOpen() throws {
-        let env = TestEnv()
-        var b = try env.open()
-        let n = 600
+    /// Buys `n` and leaves every result unconfirmed.
+    static func leavePending(_ env: TestEnv, _ n: Int, firstClick: Int64) throws {
+        let b = try env.open()
+        defer { b.close() }
         var bought = 0
         for i in 0..<n {
-            _ = try b.buy("coins_100", Int64(10_000 + i))
+            _ = try b.buy("coins_100", firstClick + Int64(i))
             // Under the in-flight bound: the answers are taken every 20 buys.
             if i % 20 == 19 { bought += b.drainResults().count }
         }
         bought += b.drainResults().count
         #expect(bought == n)
-        b.close()
+    }
+
+    @Test("an open with fewer results than a batch renders them all before it returns", arguments: [1, 5, RenderAhead.batch - 1])
+    func smallOpen(n: Int) throws {
+        let env = TestEnv()
+        try RenderAheadTests.leavePending(env, n, firstClick: 50_000)
+        let b = try env.open()
+        defer { b.close() }
+        #expect(b.c.queue.unrenderedCount == 0)
+        #expect(b.c.renderedAheadAtOpen >= n)
+        #expect(b.drainResults().count == n)
+    }
+
+    @Test("an open that renders ahead gives the game the bytes an open on a manual executor gives")
+    func openMatchesEagerOpen() throws {
+        let env = TestEnv()
+        let n = 600
+        try RenderAheadTests.leavePending(env, n, firstClick: 10_000)
 
         // The SDK thread's open: this thread renders ahead.
-        b = try env.open()
+        let b = try env.open()
         let ahead = b.c.renderedAheadAtOpen
+        #expect(b.c.queue.unrenderedCount == 0, "every message rendered before iap_open returned")
         let viaHelper = b.drainRaw().filter { $0.starts(with: Array("{\"type\":\"7\"".utf8)) }
         b.close()
         #expect(viaHelper.count == n)
-        #expect(ahead >= RenderAhead.batch, "rendered ahead at open: \(ahead)")
+        // Nothing takes messages during an open: the helper rendered every
+        // message the resolution queued, the n results among them.
+        #expect(ahead >= n, "rendered ahead at open: \(ahead)")
 
         // The same open on a manual executor renders every message at push.
         let config = try BridgeConfig.parse(Array(env.configJSON.utf8))

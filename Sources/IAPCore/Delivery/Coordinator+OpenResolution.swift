@@ -16,13 +16,14 @@ extension Coordinator {
     /// something owned carries the token of the click that bought it (and
     /// granting an owned item again grants nothing new). `sharedKeys`: the
     /// keys of more than one live record when the resolution began: under
-    /// any other, `r` is the only record (Outbox.sharedKeys).
+    /// any other, `r` is the only record (Outbox.sharedKeys). Nil: no key
+    /// is known to be alone.
     func vouchedKey(_ t: StoreTransaction, record r: OutboxRecord, stored: StoredPurchase,
-                    sharedKeys: IntSet<Int64>) -> (key: Int64, clickKey: Int64?)? {
+                    sharedKeys: IntSet<Int64>?) -> (key: Int64, clickKey: Int64?)? {
         assertOwner()
         if stored.alreadyOwned && t.kind != .consumable { return nil }
         guard !t.isRenewal, let k = t.token?.key, k > 0 else { return (storeKey(t, flavor: .transaction), nil) }
-        let alone = k == r.key && !sharedKeys.contains(k)
+        let alone = k == r.key && sharedKeys.map { !$0.contains(k) } ?? false
         if keys.isAwaiting(k) || !clickHasResult(k, besides: r.transactionID, alone: alone) { return (k, nil) }
         return (lateKey(click: k, transaction: r.transactionID), k)
     }
@@ -77,8 +78,11 @@ extension Coordinator {
         }
         var rekeyed: [(transaction: StoreTransaction, slot: Int)] = []
         // Records only leave the outbox during this loop (a dropped one):
-        // a key held by one record at its start is held by one, or none.
-        let sharedKeys = outbox.sharedKeys()
+        // a key held by one record at its start is held by one, or none,
+        // and a held record is still live, unless a confirm came since the
+        // records were held (one may have taken a record sharing its key):
+        // then every key is asked about.
+        let sharedKeys = vouched.isEmpty || outbox.confirmCalls != held.confirmCallsAtHold ? nil : outbox.sharedKeys()
         for (e, ownedFacts) in vouched {
             resolve(e, ownedFacts: ownedFacts, held: held, sharedKeys: sharedKeys, rekeyed: &rekeyed)
         }
@@ -95,7 +99,7 @@ extension Coordinator {
     /// One held record the store vouches for (listed unfinished, or owned
     /// as `ownedFacts` says): delivered rebuilt from the store's facts, or
     /// dropped and reported when they contradict it.
-    private func resolve(_ e: HeldRecords.Entry, ownedFacts: StoreTransaction?, held: HeldRecords, sharedKeys: IntSet<Int64>,
+    private func resolve(_ e: HeldRecords.Entry, ownedFacts: StoreTransaction?, held: HeldRecords, sharedKeys: IntSet<Int64>?,
                          rekeyed: inout [(transaction: StoreTransaction, slot: Int)]) {
         let r = e.record, stored = e.stored
         let reported = held.reportedTransaction(e)

@@ -94,8 +94,10 @@ public final class Coordinator: @unchecked Sendable {
     /// The same, finishing the store's opening (`StoreFactory.begin`) on the
     /// SDK thread while this thread reads dataDir: the open's two long reads
     /// overlap. If this throws, the store was stopped, or its opening
-    /// abandoned. When both fail, the store's error is the one thrown, unless
-    /// dataDir failed before the store's read began (it is then not read).
+    /// abandoned. When both fail, the store's error is the one thrown, as
+    /// when the store was opened first; and dataDir is repaired (a damaged
+    /// outbox or install identity set aside) only once the store is open, so
+    /// that an open the store fails leaves it for the next open to report.
     public static func open(config: BridgeConfig, opening: StoreOpening, counter: UnsafeMutablePointer<Int64>? = nil,
                             executor: Executor? = nil, rendersJSON: Bool = true,
                             storage: any LogStorage = POSIXStorage()) throws(IAPError) -> Coordinator {
@@ -120,14 +122,19 @@ public final class Coordinator: @unchecked Sendable {
             // The SDK thread's first job: the store's opening finished (the
             // simulator reads its log), then what its start reports made
             // ready (the simulator replays its state), while this thread
-            // reads dataDir. An open that fails first reads no store.
-            thread.post { made.finish(opening, prepare: true) }
+            // reads dataDir.
+            let posted = thread.post { made.finish(opening, prepare: true) }
+            precondition(posted, "a thread just started takes jobs")
         } else {
             made.finish(opening, prepare: false)
+            if case .failure(let error) = made.wait() {
+                queue.close(fromDeliveryThread: false)
+                throw error
+            }
         }
         let data: DataDirAtOpen
         do throws(IAPError) {
-            data = try DataDirAtOpen.read(config, storage: storage)
+            data = try DataDirAtOpen.read(config, storage: storage) { () throws(IAPError) in try made.throwIfFailed() }
             do throws(IAPError) {
                 try data.anchorIfShowing(config)
             } catch {
@@ -136,7 +143,7 @@ public final class Coordinator: @unchecked Sendable {
             }
         } catch {
             made.abandon()
-            thread?.stop()  // after the store's job, if it began
+            thread?.stop()  // after the store's job
             let storeError = made.cleanUp(opening)
             queue.close(fromDeliveryThread: false)
             throw storeError ?? error
@@ -234,7 +241,7 @@ public final class Coordinator: @unchecked Sendable {
     /// Returns the held purchases and the records that are not what the SDK
     /// wrote.
     private func holdStoredResults() -> (HeldRecords, [OutboxRecord]) {
-        let held = HeldRecords(capacity: outbox.liveCount)
+        let held = HeldRecords(capacity: outbox.liveCount, confirmCalls: outbox.confirmCalls)
         var edited: [OutboxRecord] = []
         outbox.forEachLiveRecord { r in
             switch r.kind {

@@ -7,13 +7,15 @@ struct DataDirAtOpen {
     let install: InstallID.Loaded
 
     /// Prepares and locks `dataDir`, then reads `install-id` and the outbox.
-    /// Unlocks on failure.
-    static func read(_ config: BridgeConfig, storage: any LogStorage) throws(IAPError) -> DataDirAtOpen {
+    /// Unlocks on failure. `beforeRepair` runs before a damaged file is set
+    /// aside or rewritten, and may refuse (Coordinator.open: the store failed).
+    static func read(_ config: BridgeConfig, storage: any LogStorage,
+                     beforeRepair: () throws(IAPError) -> Void = {}) throws(IAPError) -> DataDirAtOpen {
         try POSIX.prepareDirectory(config.dataDir, role: "dataDir")
         let fd = try POSIX.lockDirectory(config.dataDir)
         do throws(IAPError) {
-            let install = try InstallID.load(dataDir: config.dataDir)
-            let (outbox, report) = try Outbox.open(directory: config.dataDir, storage: storage)
+            let install = try InstallID.load(dataDir: config.dataDir, beforeRepair: beforeRepair)
+            let (outbox, report) = try Outbox.open(directory: config.dataDir, storage: storage, beforeRepair: beforeRepair)
             return DataDirAtOpen(lockFD: fd, outbox: outbox, report: report, install: install)
         } catch {
             POSIX.unlockDirectory(fd)

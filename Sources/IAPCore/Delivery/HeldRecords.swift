@@ -50,9 +50,15 @@ final class HeldRecords {
     /// True until the store's unfinished list took the held records.
     @exclusivity(unchecked) private(set) var isWaitingForUnfinished = true
 
+    /// The outbox's `confirmCalls` when the records were held: a confirm
+    /// since may have taken one of them (a store that lists its unfinished
+    /// transactions after the game's first confirm).
+    let confirmCallsAtHold: Int
+
     /// `capacity`: about how many records will be held (the outbox's live
     /// count): every table is sized once.
-    init(capacity: Int) {
+    init(capacity: Int, confirmCalls: Int) {
+        confirmCallsAtHold = confirmCalls
         waiting = []
         waiting.reserveCapacity(capacity)
         slotOf.reserveCapacity(capacity)

@@ -36,7 +36,8 @@ public enum InstallID {
     /// success whose key its save does not hold either way. Not kept: the
     /// old identity. A damaged file cannot be trusted to name this install,
     /// and one that did not read cannot name it at all.
-    public static func load(dataDir: String) throws(IAPError) -> Loaded {
+    /// `beforeRepair` runs before an unreadable file is set aside, and may refuse.
+    public static func load(dataDir: String, beforeRepair: () throws(IAPError) -> Void = {}) throws(IAPError) -> Loaded {
         let path = dataDir + "/" + fileName
         var problem: String? = nil
         do throws(IAPError) {
@@ -49,7 +50,10 @@ public enum InstallID {
             problem = error.message.hasSuffix(advice) ? String(error.message.dropLast(advice.count)) : error.message
         }
         var aside: String? = nil
-        if problem != nil { aside = try POSIX.setAside(path) }
+        if problem != nil {
+            try beforeRepair()
+            aside = try POSIX.setAside(path)
+        }
         var v: UInt32 = 0
         while v == 0 { v = UInt32.random(in: 1...PurchaseToken.installMask) }
         try POSIX.replaceFile(path, with: Array("iapbridge-install \(v)\n".utf8))

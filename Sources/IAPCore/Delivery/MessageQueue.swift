@@ -202,6 +202,11 @@ public final class MessageQueue: @unchecked Sendable {
         return todo.count
     }
 
+    /// Messages queued and not rendered yet (tests of rendering ahead).
+    var unrenderedCount: Int {
+        lock.withLock { items[head...].reduce(0) { $0 + ($1.bytes == nil && $1.message != nil ? 1 : 0) } }
+    }
+
     @inline(__always)
     public var isEmpty: Bool { iapc_atomic_load_i64(pendingCount) == 0 }
 

@@ -40,18 +40,15 @@ final class RenderAhead: @unchecked Sendable {
     }
 
     /// The opening thread: renders what `queue` holds unrendered until
-    /// `finish`; returns how many it rendered. What is pushed after its
-    /// last pass is rendered when taken.
+    /// `finish`, and then what is left (the SDK thread ended the rendering
+    /// ahead before it finished: nothing unrendered comes after), so that
+    /// the game's polls only copy; returns how many it rendered.
     @discardableResult
     func help(_ queue: MessageQueue) -> Int {
         var rendered = 0
         while true {
             let seen = monitor.locked { pokes }
-            while true {
-                let n = queue.renderAhead(limit: RenderAhead.batch * 2)
-                if n == 0 { break }
-                rendered += n
-            }
+            rendered += RenderAhead.renderAll(queue)
             let done: Bool = monitor.locked {
                 // A poke since `seen` means more to render: no wait (a poke
                 // made while this thread rendered is not lost).
@@ -62,7 +59,16 @@ final class RenderAhead: @unchecked Sendable {
                 }
                 return finished
             }
-            if done { return rendered }
+            if done { return rendered + RenderAhead.renderAll(queue) }
+        }
+    }
+
+    private static func renderAll(_ queue: MessageQueue) -> Int {
+        var rendered = 0
+        while true {
+            let n = queue.renderAhead(limit: RenderAhead.batch * 2)
+            if n == 0 { return rendered }
+            rendered += n
         }
     }
 }

@@ -2,28 +2,17 @@
 /// opening thread reads dataDir (Coordinator.open): what that job made of
 /// it, and what the open does with it when it fails.
 final class StoreAtOpen: @unchecked Sendable {
-    private enum State {
-        /// The SDK thread's job has not run.
-        case pending
-        /// The open failed before the job ran: the job released the opening.
-        case released
-        case done(Result<Store, IAPError>)
-    }
-
     private let monitor = Monitor()
     // Under `monitor`.
-    private var state = State.pending
+    private var outcome: Result<Store, IAPError>? = nil
     private var abandoned = false
 
     /// The job (on the SDK thread, or inline without one): finishes the
-    /// opening and, with `prepare`, has the store make its start ready.
-    /// Releases the opening instead when the open was abandoned first.
+    /// opening and, with `prepare`, has the store make its start ready
+    /// (not once the open was abandoned). The opening is always finished,
+    /// even for an open failing elsewhere: the store's own failure is what
+    /// such an open reports, as when the store was opened first.
     func finish(_ opening: StoreOpening, prepare: Bool) {
-        if monitor.locked({ abandoned }) {
-            opening.abandon()
-            settle(.released)
-            return
-        }
         let result: Result<Store, IAPError>
         do throws(IAPError) {
             let store = try opening.finish()
@@ -32,47 +21,45 @@ final class StoreAtOpen: @unchecked Sendable {
         } catch {
             result = .failure(error)
         }
-        settle(.done(result))
-    }
-
-    private func settle(_ s: State) {
         monitor.locked {
-            state = s
+            outcome = result
             monitor.broadcast()
         }
     }
 
-    /// The opening thread: the open failed; the job, if it has not begun,
-    /// reads nothing.
+    /// The opening thread: the open failed; the store need not prepare.
     func abandon() { monitor.locked { abandoned = true } }
 
-    /// The opening thread, once the job can no longer run (the SDK thread
-    /// stopped): stops a store the job made (unless its maker owns it) or
-    /// releases an opening the job never took, and returns the store's own
-    /// failure, which an open reports first.
+    /// The opening thread: waits for the job's outcome (the job never
+    /// waits for this thread).
+    func wait() -> Result<Store, IAPError> {
+        monitor.locked {
+            while true {
+                if let outcome { return outcome }
+                monitor.wait()
+            }
+        }
+    }
+
+    /// The opening thread, the open having failed, once the job has run:
+    /// stops the store it made (unless its maker owns it) and returns the
+    /// store's own failure, which the open reports first.
     func cleanUp(_ opening: StoreOpening) -> IAPError? {
-        switch monitor.locked({ state }) {
-        case .pending:
-            opening.abandon()
-            return nil
-        case .released:
-            return nil
-        case .done(.success(let store)):
+        switch wait() {
+        case .success(let store):
             if opening.bridgeStopsStore { store.stop() }
             return nil
-        case .done(.failure(let error)):
+        case .failure(let error):
             return error
         }
     }
 
-    /// The opening thread: waits for the job's outcome.
-    func wait() -> Result<Store, IAPError> {
-        monitor.locked {
-            while true {
-                if case .done(let r) = state { return r }
-                precondition(!abandoned, "an abandoned open does not wait for its store")
-                monitor.wait()
-            }
-        }
+    /// What dataDir's read calls before it repairs anything (sets a file
+    /// aside, rewrites the outbox, replaces the install identity): waits
+    /// for the store and throws its failure, so that an open the store
+    /// fails leaves dataDir as it found it, and the next open reports the
+    /// damage.
+    func throwIfFailed() throws(IAPError) {
+        if case .failure(let error) = wait() { throw error }
     }
 }

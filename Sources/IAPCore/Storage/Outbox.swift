@@ -118,6 +118,10 @@ public final class Outbox {
     /// intent or a result this file has held; compaction keeps it.
     public private(set) var keyMark: Int64 = 0
 
+    /// How many times the game's confirms took records: the resolution at
+    /// open asks whether one came since it held its records.
+    private(set) var confirmCalls = 0
+
     /// Confirmed record IDs not written yet: one frame for all of them at
     /// the next write (group commit), not one per confirm call.
     private var pendingConfirmIDs: [UInt64] = []
@@ -142,7 +146,11 @@ public final class Outbox {
     /// The crash campaign lowers it (`CampaignHooks`); read once.
     public static let defaultCompactThreshold: Int = CampaignHooks.outboxCompactThreshold ?? 256 * 1024
 
-    public static func open(directory: String, storage: any LogStorage = POSIXStorage()) throws(IAPError) -> (Outbox, OpenReport) {
+    /// `beforeRepair` runs before a damaged or misplaced file is set aside or
+    /// rewritten, and may refuse (the bridge's store failed: dataDir stays
+    /// as found, for the next open to report).
+    public static func open(directory: String, storage: any LogStorage = POSIXStorage(),
+                            beforeRepair: () throws(IAPError) -> Void = {}) throws(IAPError) -> (Outbox, OpenReport) {
         let path = directory + "/" + fileName
         // Not a file where the outbox belongs (a tool, a backup restore, a
         // player): moved aside whole and a new outbox started, never refused
@@ -151,6 +159,7 @@ public final class Outbox {
         // store still lists as unfinished come back from the store.
         var setAside: (kind: String, copy: String)? = nil
         if let kind = POSIX.nonRegularKind(path) {
+            try beforeRepair()
             setAside = (kind, try POSIX.setAside(path, ext: ".log"))
         }
         let (file, scan, original) = try storage.openLog(directory: directory, name: fileName)
@@ -174,6 +183,10 @@ public final class Outbox {
             report.damagedCopy = setAside.copy
         }
         if scan.hasDamage || report.undecodableRecords > 0 {
+            do throws(IAPError) { try beforeRepair() } catch {
+                file.close_()
+                throw error
+            }
             // Keep the evidence, then write a clean file with what survived.
             let copy = POSIX.damagedPath(path, ext: ".log")
             if scan.unreadBytes > 0 {
@@ -493,6 +506,7 @@ public final class Outbox {
     /// Marks records confirmed. The confirm is buffered for the group commit
     /// (`flushConfirms`); their transactions are finished only after it.
     public func confirm(_ ids: [UInt64]) {
+        confirmCalls &+= 1
         pendingConfirmIDs.append(contentsOf: ids)
         for id in ids {
             if let txn = removeLive(id, previousSession: false), !txn.isEmpty {
