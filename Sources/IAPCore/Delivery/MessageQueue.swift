@@ -37,8 +37,9 @@ public final class MessageQueue: @unchecked Sendable {
     // find nothing, and are off.
     @exclusivity(unchecked) private var items: [Item] = []
     /// True for the C ABI's queues: JSON is rendered at push, on the SDK
-    /// thread, so the game's poll only copies it. The Swift API's queue
-    /// keeps values and renders nothing.
+    /// thread (during an open, by the thread waiting in `iap_open`:
+    /// RenderAhead.swift), so the game's poll only copies it. The Swift
+    /// API's queue keeps values and renders nothing.
     let rendersJSON: Bool
     /// Called (outside the lock) after each push: the Swift API's wake-up.
     private var wakeup: (@Sendable () -> Void)?
