@@ -204,7 +204,13 @@ const char *iapc_errmsg(void) {
  * (It lives in this file, not one of its own: valgrind 3.19, which CI's
  * instruction counts use, cannot read the DWARF 5 of a second C unit.) */
 #if defined(__linux__) && !defined(__ANDROID__)
+static int iapc_forked_flag = 0;
+static void iapc_note_fork_child(void) { __atomic_store_n(&iapc_forked_flag, 1, __ATOMIC_RELEASE); }
+
 __attribute__((constructor)) static void iapc_pin_image(void) {
+    /* A forked child is noted (iapc_forked): the image stays mapped (below),
+     * so the handler never dangles. */
+    (void)pthread_atfork(NULL, NULL, iapc_note_fork_child);
     Dl_info info;
     if (dladdr((const void *)&iapc_pin_image, &info) == 0 || info.dli_fname == NULL) return;
     /* RTLD_NOLOAD: only the image already loaded (ourselves); RTLD_NODELETE
@@ -214,6 +220,14 @@ __attribute__((constructor)) static void iapc_pin_image(void) {
     if (self != NULL) dlclose(self);
 }
 #endif
+
+int iapc_forked(void) {
+#if defined(__linux__) && !defined(__ANDROID__)
+    return __atomic_load_n(&iapc_forked_flag, __ATOMIC_ACQUIRE);
+#else
+    return 0;
+#endif
+}
 
 /* ---- Thread names. ---- */
 void iapc_name_this_thread(const char *name) {

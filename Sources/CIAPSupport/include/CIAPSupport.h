@@ -25,6 +25,14 @@ static inline int iapc_atomic_cas_i64(int64_t *p, int64_t *expected, int64_t des
 extern int64_t iapc_registry_storage[2 * IAPC_REGISTRY_SLOTS] __attribute__((visibility("hidden")));
 static inline int64_t *iapc_registry_table(void) { return iapc_registry_storage; }
 
+/* 1 in a process made by fork() (without exec) after the library was loaded,
+ * on Linux; 0 otherwise. In such a child the thread that called fork() keeps
+ * the thread ID the Swift runtime cached for it in the parent, and a lock of
+ * the runtime (a swift_once, a metadata cache) that this thread and another
+ * contend for can deadlock: an open there does not run its two reads on two
+ * threads (Coordinator.open). */
+int iapc_forked(void);
+
 /* CRC32C (Castagnoli), as used by iSCSI/ext4/LevelDB. `crc` is the running
  * value (0 to start). */
 uint32_t iapc_crc32c(uint32_t crc, const void *data, size_t len);

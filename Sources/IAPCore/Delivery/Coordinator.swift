@@ -1,3 +1,5 @@
+import CIAPSupport
+
 /// One bridge: owns the store, the outbox and the message queue, and keeps
 /// the delivery contract (docs/CONTRACT.md) between them.
 ///
@@ -118,7 +120,7 @@ public final class Coordinator: @unchecked Sendable {
             throw error
         }
         let made = StoreAtOpen()
-        if let thread {
+        if let thread, !Coordinator.inForkedChild {
             // The SDK thread's first job: the store's opening finished (the
             // simulator reads its log), then what its start reports made
             // ready (the simulator replays its state), while this thread
@@ -126,8 +128,11 @@ public final class Coordinator: @unchecked Sendable {
             let posted = thread.post { made.finish(opening, prepare: true) }
             precondition(posted, "a thread just started takes jobs")
         } else {
-            made.finish(opening, prepare: false)
+            // Without an SDK thread (tests), or in a forked child: first
+            // the store, on this thread, then dataDir.
+            made.finish(opening, prepare: thread != nil)
             if case .failure(let error) = made.wait() {
+                thread?.stop()
                 queue.close(fromDeliveryThread: false)
                 throw error
             }
@@ -203,7 +208,7 @@ public final class Coordinator: @unchecked Sendable {
         let sink = StoreEventInbox().sink(to: exec) { [weak self] event in self?.handle(event) }
         // With its own SDK thread, this thread renders the messages the
         // resolution queues while it waits (RenderAhead.swift).
-        let helper = thread != nil && queue.rendersJSON ? RenderAhead() : nil
+        let helper = thread != nil && queue.rendersJSON && !Coordinator.inForkedChild ? RenderAhead() : nil
         if let helper { queue.beginRenderingAhead(helper) }
         // One round trip to the SDK thread: the store's start, then what it
         // reported at once (the inbox's job), then the wait's own job.
@@ -230,6 +235,16 @@ public final class Coordinator: @unchecked Sendable {
         }
         renderedAheadAtOpen = helper.help(queue)
     }
+
+    /// A process forked (without exec) after the library was loaded, on
+    /// Linux (a test kit running each game in a child): there the thread
+    /// that forked keeps the thread ID the Swift runtime cached in the
+    /// parent, and a runtime lock it contends for with another thread (a
+    /// first use of a global, a type's metadata) can deadlock. An open
+    /// there runs its two reads one after the other, and renders on the SDK
+    /// thread, as before the open used both cores: its two threads do not
+    /// meet at anything new.
+    static var inForkedChild: Bool { iapc_forked() != 0 }
 
     /// How many messages this thread rendered while `open` waited
     /// (RenderAhead.swift): tests check that the path ran.
