@@ -74,7 +74,16 @@ extension Coordinator {
         // Made once: the held records, the live index and the tombstones
         // are all asked about this transaction.
         let tag = TransactionTag(recordTxn, .transaction)
-        if let held, case .update = arrival { held.noteReported(t, tag: t.verified ? tag : TransactionTag(t.id, .transaction)) }
+        if let held, case .update = arrival,
+           held.noteReported(t, tag: t.verified ? tag : TransactionTag(t.id, .transaction), unverified: !t.verified),
+           held.isWaitingForUnfinished {
+            // A held record of it is live: until the unfinished list
+            // resolves them, none was shown (so none confirmed) and none
+            // dropped. Seen before (C4), and not a click's answer: nothing
+            // to do but keep its facts, as below, without asking the index.
+            assert(outbox.liveRecordIDs(tag) != nil, "a held record left the outbox before its resolution")
+            return
+        }
         // Whose click this answers: the purchase call's key, or the token's
         // (C5; a renewal carries its first purchase's token but is the store's).
         var click: Int64? = nil

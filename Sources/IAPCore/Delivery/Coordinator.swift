@@ -97,9 +97,13 @@ public final class Coordinator: @unchecked Sendable {
     /// SDK thread while this thread reads dataDir: the open's two long reads
     /// overlap. If this throws, the store was stopped, or its opening
     /// abandoned. When both fail, the store's error is the one thrown, as
-    /// when the store was opened first; and dataDir is repaired (a damaged
-    /// outbox or install identity set aside) only once the store is open, so
-    /// that an open the store fails leaves it for the next open to report.
+    /// when the store was opened first; and damage in dataDir (a damaged
+    /// outbox or install identity) is set aside only once the store is open,
+    /// so that an open the store fails leaves it for the next open to report.
+    /// Such an open may still have done what any open does to a sound
+    /// dataDir: created it, its lock, an identity and an empty outbox where
+    /// there were none, cut a torn last append, rewritten a version 1 outbox
+    /// as version 2; none of that loses or changes a stored result.
     public static func open(config: BridgeConfig, opening: StoreOpening, counter: UnsafeMutablePointer<Int64>? = nil,
                             executor: Executor? = nil, rendersJSON: Bool = true,
                             storage: any LogStorage = POSIXStorage()) throws(IAPError) -> Coordinator {
@@ -224,15 +228,13 @@ public final class Coordinator: @unchecked Sendable {
             return
         }
         let queue = queue
-        let posted = exec.whenIdle {
+        let stopHelping: @Sendable () -> Void = {
             queue.endRenderingAhead()
             helper.finish()
         }
-        if !posted {
-            // The thread has stopped (it cannot have, in an open): nothing to wait for.
-            queue.endRenderingAhead()
-            helper.finish()
-        }
+        // The thread cannot have stopped in an open; if it had, there would
+        // be nothing to wait for.
+        if !exec.whenIdle(stopHelping) { stopHelping() }
         renderedAheadAtOpen = helper.help(queue)
     }
 

@@ -45,8 +45,13 @@ final class HeldRecords {
     /// facts a held record's message is rebuilt from.
     @exclusivity(unchecked) private var reported: [StoreTransaction?] = []
     /// Per slot: bit 0, a record of the transaction was delivered; bit 1, a
-    /// record of its unverified namespace was.
+    /// record of its unverified namespace was; bits 2 and 3, a record of the
+    /// one, of the other, is held.
     @exclusivity(unchecked) private var delivered: [UInt8] = []
+    /// The slots `noteReported` found, in the order the store reported them:
+    /// its unfinished list names the same transactions, mostly in the same
+    /// order, so `listedSlots` checks there before it hashes an ID.
+    @exclusivity(unchecked) private var reportedOrder: [Int32] = []
     /// True until the store's unfinished list took the held records.
     @exclusivity(unchecked) private(set) var isWaitingForUnfinished = true
 
@@ -63,6 +68,7 @@ final class HeldRecords {
         waiting.reserveCapacity(capacity)
         slotOf.reserveCapacity(capacity)
         reported.reserveCapacity(capacity)
+        reportedOrder.reserveCapacity(capacity)
         delivered.reserveCapacity(capacity)
     }
 
@@ -79,6 +85,7 @@ final class HeldRecords {
             reported.append(nil)
             delivered.append(0)
         }
+        delivered[slot] |= unverified ? 8 : 4
         waiting.append(Entry(record: record, stored: stored, slot: slot, isUnverifiedTag: unverified))
     }
 
@@ -101,17 +108,40 @@ final class HeldRecords {
 
     /// Per slot: whether the store lists its transaction in `ids` (its
     /// unfinished transactions), one hash an ID.
+    /// A listed ID the store re-delivered in the same place is found by a
+    /// comparison of IDs (at 100,000 held records, a hash lookup that misses
+    /// the cache costs ten times as much).
     func listedSlots(_ ids: [String]) -> [Bool] {
         var listed = [Bool](repeating: false, count: reported.count)
-        for id in ids { if let s = slotOf[TransactionTag(id, .transaction)] { listed[s] = true } }
+        var next = 0
+        for id in ids {
+            if next < reportedOrder.count {
+                let s = Int(reportedOrder[next])
+                if reported[s]?.id == id {
+                    listed[s] = true
+                    next += 1
+                    continue
+                }
+            }
+            if let s = slotOf[TransactionTag(id, .transaction)] { listed[s] = true }
+        }
+        reportedOrder = []
         return listed
     }
 
     /// Keeps what the store re-delivered at start of a held transaction.
-    /// `tag`: the transaction's ID as a `.transaction` tag.
-    func noteReported(_ t: StoreTransaction, tag: TransactionTag) {
-        if let s = slotOf[tag] { reported[s] = t }
+    /// `tag`: the transaction's ID as a `.transaction` tag. Returns whether
+    /// a record of it in the transaction's own namespace (`unverified`: the
+    /// unverified one) is held.
+    func noteReported(_ t: StoreTransaction, tag: TransactionTag, unverified: Bool) -> Bool {
+        guard let s = slotOf[tag] else { return false }
+        reported[s] = t
+        if isWaitingForUnfinished { reportedOrder.append(Int32(truncatingIfNeeded: s)) }
+        return delivered[s] & (unverified ? 8 : 4) != 0
     }
+
+    /// The slot of a held store transaction (tests).
+    func slot(ofTransaction id: String) -> Int? { slotOf[TransactionTag(id, .transaction)] }
 
     func reportedTransaction(_ e: Entry) -> StoreTransaction? { reported[e.slot] }
 

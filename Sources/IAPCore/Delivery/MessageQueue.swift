@@ -136,7 +136,7 @@ public final class MessageQueue: @unchecked Sendable {
             items.append(item)
             iapc_atomic_add_i64(pendingCount, 1)
             scheduleDeliveryLocked()
-            return (seq, wakeup, rendersJSON && item.bytes == nil ? unrenderedPushedLocked() : nil)
+            return (seq, wakeup, item.bytes == nil ? unrenderedPushedLocked() : nil)
         }
         wake?()
         poke?.poke()
@@ -175,7 +175,8 @@ public final class MessageQueue: @unchecked Sendable {
 
     /// Renders up to `limit` of the messages queued unrendered, oldest
     /// first, on the calling thread, outside the lock; returns how many
-    /// it looked at. A message taken meanwhile was rendered by its taker.
+    /// it rendered. A message taken meanwhile was rendered by its taker
+    /// (this render of it is then dropped, and still counted).
     func renderAhead(limit: Int) -> Int {
         var todo: [(seq: UInt64, box: Box)] = []
         todo.reserveCapacity(limit)
