@@ -44,6 +44,14 @@
  *   Swift runtime keeps pointers into it), and the next dlopen returns the
  *   same library with every bridge closed.
  *
+ * FORK
+ *   A process forked (without exec) after it called into the library: in
+ *   the child, call the SDK only from a thread started after the fork. The
+ *   thread that called fork() keeps the thread ID the Swift runtime cached
+ *   for it in the parent, and a runtime lock it contends for with the SDK's
+ *   threads can then wait forever. Bridges open at the fork are the
+ *   parent's: the child has none of their threads and must not use them.
+ *
  * STRINGS
  *   Strings passed in are UTF-8, NUL-terminated, and only read during the
  *   call. Strings returned by iap_poll and iap_simulator belong to the

@@ -20,6 +20,7 @@
 #include "iap_json_field.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,7 +165,8 @@ static int pump(iap_bridge *b, int handle_purchases, int quiet_types) {
     return seen;
 }
 
-static void phase_buy_then_crash(void) {
+static void *phase_buy_then_crash(void *unused) {
+    (void)unused;
     iap_bridge *b = open_bridge();
     printf("\n1. Asking the store for products (one ID is unknown on purpose)\n");
     check(iap_request_products(b, "[\"coins_100\",\"remove_ads\",\"vip_monthly\",\"season_pass\",\"unknown_sword\"]"),
@@ -219,7 +221,16 @@ int main(int argc, char **argv) {
 
     pid_t pid = fork();
     if (pid < 0) { perror("demo: fork"); return 1; }
-    if (pid == 0) phase_buy_then_crash();
+    if (pid == 0) {
+        /* The child calls the SDK from a thread it starts: the thread that
+         * forked keeps the thread ID the Swift runtime cached for it in the
+         * parent (iap_version above), which can deadlock a runtime lock it
+         * shares with the SDK's threads (INTEGRATION.md, "fork()"). */
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, phase_buy_then_crash, NULL) != 0) { perror("demo: pthread_create"); _exit(1); }
+        pthread_join(thread, NULL);
+        _exit(0);
+    }
     int status = 0;
     waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) { fprintf(stderr, "demo: first run failed\n"); return 1; }

@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -314,6 +315,19 @@ static IAPTK_UNUSED int32_t iaptk_confirm(iap_bridge *b, int64_t key) {
     return rc;
 }
 
+/* The game of a forked child, run on a thread the child starts. The thread
+ * that called fork() keeps, in the child, the thread ID the Swift runtime
+ * cached for it in the parent (any earlier call into the library), and a
+ * runtime lock it then contends for with the SDK's threads can wait forever;
+ * a thread started after the fork has its own ID. */
+typedef struct { void (*game)(const char *config, void *ctx); const char *config; void *ctx; } iaptk__child;
+
+static void *iaptk__child_main(void *arg) {
+    iaptk__child *c = (iaptk__child *)arg;
+    c->game(c->config, c->ctx);
+    return NULL;
+}
+
 /* Runs game(config, ctx) in a child process (fork) with the kill point armed
  * (kill_at NULL: none) and store_ops (a JSON array of simulator commands, or
  * NULL) run right after the game's bridge opens. The child exits 0 when game
@@ -337,7 +351,12 @@ static IAPTK_UNUSED iaptk_run iaptk_run_game(iaptk_kit *kit, void (*game)(const 
             if (colon) { iaptk__armed.nth = atoi(colon + 1); *colon = 0; }
         }
         setenv("SWIFT_BACKTRACE", "enable=no", 1);
-        game(kit->config, ctx);
+        iaptk__child child = { game, kit->config, ctx };
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, iaptk__child_main, &child) != 0 || pthread_join(thread, NULL) != 0) {
+            fprintf(stderr, "iaptk: cannot start the game's thread in the child\n");
+            _exit(1);
+        }
         fflush(NULL);
         _exit(0);
     }
