@@ -42,10 +42,17 @@ extension Coordinator {
 
     func confirmJob(key: Int64) {
         assertOwner()
-        guard !closed else { return }
-        let ids = outbox.recordIDs(withKey: key)
-        assert(ids?.count == 1, "C9: key \(key) has \(ids?.count ?? 0) live results")
-        guard let id = ids?.first else { return }
+        guard !closed, let ids = outbox.recordIDs(withKey: key), var id = ids.first else { return }
+        if ids.count > 1 {
+            // Two live records under one key: only an edited outbox (C9
+            // holds for what the SDK writes). The game was shown one; a
+            // record still held for the store's word was not, and taking it
+            // would finish a paid purchase the game never saw. The held one
+            // is resolved as usual (under a key another record held, it is
+            // delivered under a key of its own).
+            let unshown = held?.heldRecordIDs() ?? []
+            id = ids.first { !unshown.contains($0) } ?? id
+        }
         outbox.confirm([id])
         scheduleCommit()
     }

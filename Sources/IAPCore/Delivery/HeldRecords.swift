@@ -140,6 +140,16 @@ final class HeldRecords {
         return delivered[s] & (unverified ? 8 : 4) != 0
     }
 
+    /// The IDs of the records still held (waiting or parked): none was
+    /// shown to the game. One pass; only a confirm under a key that two
+    /// live records share (an edited outbox) asks.
+    func heldRecordIDs() -> Set<UInt64> {
+        var ids = Set<UInt64>(minimumCapacity: waiting.count + owned.count)
+        for e in waiting { ids.insert(e.record.id) }
+        for e in owned { ids.insert(e.record.id) }
+        return ids
+    }
+
     /// The slot of a held store transaction (tests).
     func slot(ofTransaction id: String) -> Int? { slotOf[TransactionTag(id, .transaction)] }
 
