@@ -117,6 +117,12 @@ final class PromotedIntents: @unchecked Sendable {
         list.append(offer)
     }
 
+    /// Tests: the intents waiting, oldest first, as "productID offerID"
+    /// ("-" without an offer).
+    var waitingForTesting: [String] {
+        lock.withLock { waiting.map { $0.product.id + " " + ($0.subscriptionOffer?.id ?? "-") } }
+    }
+
     /// Tests: forget everything (the launch listener keeps running).
     func resetForTesting() {
         lock.withLock { waiting = []; owner = nil }

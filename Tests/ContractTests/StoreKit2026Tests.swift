@@ -91,6 +91,12 @@ extension StoreContract {
             StandIn.promote("vip_monthly", winBackOfferID: "old_offer")
             StandIn.promote("remove_ads")
             StandIn.promote("vip_monthly", winBackOfferID: "new_offer")
+            // The listener hears them on its own task: all three reach it
+            // before the bridge opens (one arriving after the open would be
+            // the open bridge's to announce, replacing nothing).
+            await TestBridge.eventually("the three intents heard, the newer vip_monthly kept") {
+                PromotedIntents.shared.waitingForTesting == ["remove_ads -", "vip_monthly new_offer"]
+            }
             let (b, _) = try await launch(env)
             await b.wait(for: "two promoted messages") { ms in ms.filter { $0["type"]?.stringValue == "promoted" }.count >= 2 }
             try await StoreKitBackend().barrier(b)
