@@ -126,6 +126,40 @@ import Testing
         #expect(bought == n)
     }
 
+    /// How many leftovers of the open the SDK thread still keeps (read there).
+    static func leftovers(_ c: Coordinator) -> Int {
+        let n = Locked(-1)
+        c.executor.runAndWait { n.withLock { $0 = c.releasedAfterOpen.count } }
+        return n.withLock { $0 }
+    }
+
+    /// Waits up to `seconds` for the SDK thread to drop the open's leftovers.
+    static func leftoversDropped(_ c: Coordinator, within seconds: Double) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if leftovers(c) == 0 { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return leftovers(c) == 0
+    }
+
+    @Test("the open's leftovers are kept until the game has taken every message the open queued, then dropped")
+    func leftoversAfterOpen() throws {
+        let env = TestEnv()
+        try RenderAheadTests.leavePending(env, 300, firstClick: 70_000)
+        let b = try env.open()
+        defer { b.close() }
+        #expect(Self.leftovers(b.c) > 0, "the held records are kept past the open")
+        b.c.settle()
+        let queued = b.c.queue.count
+        #expect(queued >= 300)
+        for _ in 0..<(queued - 1) { _ = b.c.queue.pop() }
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(Self.leftovers(b.c) > 0, "kept while one message is left")
+        _ = b.c.queue.pop()
+        #expect(Self.leftoversDropped(b.c, within: 2), "dropped once the last is taken")
+    }
+
     @Test("an open with fewer results than a batch renders them all before it returns", arguments: [1, 5, RenderAhead.batch - 1])
     func smallOpen(n: Int) throws {
         let env = TestEnv()

@@ -93,7 +93,11 @@ extension Coordinator {
             held.markDelivered(slot: slot)
             executor.post { [weak self] in self?.handle(.transaction(t, .update)) }
         }
-        if !held.isWaitingForUnfinished && !held.hasParked { self.held = nil }
+        releaseAfterOpen(vouched)
+        if !held.isWaitingForUnfinished && !held.hasParked {
+            self.held = nil
+            releaseAfterOpen(held)
+        }
     }
 
     /// One held record the store vouches for (listed unfinished, or owned

@@ -73,6 +73,12 @@ public final class Coordinator: @unchecked Sendable {
     /// delivered, rebuilt from the store's own facts where it reported the
     /// transaction at start. Nil once resolved.
     var held: HeldRecords? = nil
+    /// What the open's resolution is done with (the held records, the
+    /// store's re-delivered transactions and unfinished list), released by
+    /// the SDK thread's first job after `open` returned instead of before
+    /// it (`releaseAfterOpen`). SDK thread only.
+    var releasedAfterOpen: [Any] = []
+    var openReturned = false
 
     /// The file of version 1.0 that held its SDK key reservation; read as a floor.
     public static let keyReservationFile = "sdk-keys"
@@ -209,11 +215,21 @@ public final class Coordinator: @unchecked Sendable {
         store.attach(scheduler: StoreScheduler(executor: exec))
         // Events are handled on the SDK thread, whichever thread reports
         // them, a batch a job (StoreEventInbox).
-        let sink = StoreEventInbox().sink(to: exec) { [weak self] event in self?.handle(event) }
+        let sink = StoreEventInbox().sink(to: exec, retire: { [weak self] batch in self?.releaseAfterOpen(batch) }) { [weak self] event in
+            self?.handle(event)
+        }
         // With its own SDK thread, this thread renders the messages the
         // resolution queues while it waits (RenderAhead.swift).
         let helper = thread != nil && queue.rendersJSON && !Coordinator.inForkedChild ? RenderAhead() : nil
-        if let helper { queue.beginRenderingAhead(helper) }
+        if let helper {
+            queue.beginRenderingAhead(helper)
+        } else {
+            // Nothing waits here to be spared the freeing: the open's
+            // leftovers go as they are done with (no job of its own for a
+            // model checker to interleave). Set before the SDK thread's
+            // first job of the open, which it happens before.
+            openReturned = true
+        }
         // One round trip to the SDK thread: the store's start, then what it
         // reported at once (the inbox's job), then the wait's own job.
         exec.post { [self] in
@@ -228,14 +244,39 @@ public final class Coordinator: @unchecked Sendable {
             return
         }
         let queue = queue
-        let stopHelping: @Sendable () -> Void = {
+        let stopHelping: @Sendable () -> Void = { [weak self] in
+            // The SDK thread's own work is done: it renders what is left
+            // beside the opening thread, a batch each in turn (at 100,000
+            // results the opening thread alone was still rendering a
+            // third of them when the SDK thread had queued the last).
+            let rendered = RenderAhead.renderAll(queue)
             queue.endRenderingAhead()
-            helper.finish()
+            helper.finish(rendered: rendered)
+            queue.whenDrained { [weak self] in exec.post { [weak self] in self?.dropLeftovers() } }
         }
         // The thread cannot have stopped in an open; if it had, there would
         // be nothing to wait for.
         if !exec.whenIdle(stopHelping) { stopHelping() }
         renderedAheadAtOpen = helper.help(queue)
+    }
+
+    /// Keeps `leftovers` of the open until the game has taken everything
+    /// the open queued: at 100,000 results, freeing them (a record, its held
+    /// entry, the store's transaction and its ID each) took the SDK thread
+    /// 40 to 60 ms while the game waited in `iap_open`, and, moved to just
+    /// after it returned, slowed the game's polls by half (the two threads
+    /// meet in the allocator). Afterwards, dropped at once. A game that
+    /// never empties its queue keeps them until `iap_close`: memory the
+    /// open needed anyway.
+    func releaseAfterOpen(_ leftovers: Any) {
+        assertOwner()
+        if !openReturned { releasedAfterOpen.append(leftovers) }
+    }
+
+    private func dropLeftovers() {
+        assertOwner()
+        openReturned = true
+        releasedAfterOpen = []
     }
 
     /// A process forked (without exec) after the library was loaded, on
@@ -248,8 +289,9 @@ public final class Coordinator: @unchecked Sendable {
     /// meet at anything new.
     static var inForkedChild: Bool { iapc_forked() != 0 }
 
-    /// How many messages this thread rendered while `open` waited
-    /// (RenderAhead.swift): tests check that the path ran.
+    /// How many messages were rendered ahead while `open` waited, by this
+    /// thread and by the SDK thread once done (RenderAhead.swift): tests
+    /// check that the path ran.
     @_spi(Testing) public private(set) var renderedAheadAtOpen = 0
 
     /// Failures and revocations grant nothing: queued at once. Purchases

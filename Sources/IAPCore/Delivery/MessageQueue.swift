@@ -77,6 +77,9 @@ public final class MessageQueue: @unchecked Sendable {
     /// up to `aheadSeq` (under `lock`).
     @exclusivity(unchecked) private var ahead: RenderAhead?
     @exclusivity(unchecked) private var aheadSeq: UInt64 = 0
+    /// Called once, under `lock`, when the queue next runs empty
+    /// (`whenDrained`).
+    @exclusivity(unchecked) private var onDrained: (@Sendable () -> Void)?
     @exclusivity(unchecked) private var unrenderedSincePoke = 0
 
     public init(counter: UnsafeMutablePointer<Int64>? = nil, rendersJSON: Bool = true) {
@@ -242,12 +245,26 @@ public final class MessageQueue: @unchecked Sendable {
         items[head].message = nil
         head += 1
         ledger.handedOut(resultKey: item.resultKey, isAnswer: item.isAnswer)
+        if head == items.count, let drained = onDrained {
+            onDrained = nil
+            drained()
+        }
         if head > 1024 && head * 2 > items.count {
             items.removeFirst(head)
             head = 0
         }
         iapc_atomic_add_i64(pendingCount, -1)
         return item
+    }
+
+    /// Calls `body` once the game has taken everything queued (at once if
+    /// nothing is), under the queue's lock: `body` must not touch the queue
+    /// (it posts a job). Not called if the queue closes first.
+    func whenDrained(_ body: @escaping @Sendable () -> Void) {
+        lock.withLock {
+            guard !closed else { return }
+            if head == items.count { body() } else { onDrained = body }
+        }
     }
 
     /// Makes room in the ledger for `n` results (an open's).
@@ -304,6 +321,7 @@ public final class MessageQueue: @unchecked Sendable {
         lock.withLock {
             listener = nil
             wakeup = nil
+            onDrained = nil
             // Undelivered messages are dropped from memory (results stay in the
             // outbox) and the counter is left at zero: the registry hands this
             // slot, counter included, to the next bridge.

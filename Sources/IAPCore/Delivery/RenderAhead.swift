@@ -16,6 +16,8 @@ final class RenderAhead: @unchecked Sendable {
     private var pokes: UInt64 = 0
     private var finished = false
     private var waiting = false
+    /// What the SDK thread rendered itself once its work was done.
+    private var renderedByFinisher = 0
 
     /// How many messages the SDK thread queues unrendered between two
     /// wake-ups of the helper, and how many the helper renders per visit to
@@ -31,10 +33,12 @@ final class RenderAhead: @unchecked Sendable {
         }
     }
 
-    /// SDK thread: the open's work is done (the queue renders at push again).
-    func finish() {
+    /// SDK thread: the open's work is done (the queue renders at push
+    /// again); it rendered `rendered` of the messages itself.
+    func finish(rendered: Int = 0) {
         monitor.locked {
             finished = true
+            renderedByFinisher = rendered
             monitor.signal()
         }
     }
@@ -42,7 +46,7 @@ final class RenderAhead: @unchecked Sendable {
     /// The opening thread: renders what `queue` holds unrendered until
     /// `finish`, and then what is left (the SDK thread ended the rendering
     /// ahead before it finished: nothing unrendered comes after), so that
-    /// the game's polls only copy; returns how many it rendered.
+    /// the game's polls only copy; returns how many both threads rendered.
     @discardableResult
     func help(_ queue: MessageQueue) -> Int {
         var rendered = 0
@@ -59,11 +63,13 @@ final class RenderAhead: @unchecked Sendable {
                 }
                 return finished
             }
-            if done { return rendered + RenderAhead.renderAll(queue) }
+            if done { return rendered + RenderAhead.renderAll(queue) + monitor.locked { renderedByFinisher } }
         }
     }
 
-    private static func renderAll(_ queue: MessageQueue) -> Int {
+    /// Renders until nothing is left unrendered; returns how many. Two
+    /// threads may both call it: each takes a batch at a time.
+    static func renderAll(_ queue: MessageQueue) -> Int {
         var rendered = 0
         while true {
             let n = queue.renderAhead(limit: RenderAhead.batch * 2)

@@ -17,10 +17,17 @@ final class StoreEventInbox: @unchecked Sendable {
     /// `sink` posts, which run one at a time on the executor.
     @exclusivity(unchecked) private var spare: [StoreEvent] = []
 
+    /// A batch this long is handed to `retire` once handled, instead of
+    /// being emptied in place (its events released) in its job.
+    static let retiredBatch = 1024
+
     /// The store's sink: puts each event in; the first into an empty inbox
     /// posts the job that hands every event in it, oldest first, to
-    /// `handle` on `executor`.
-    func sink(to executor: Executor, _ handle: @escaping @Sendable (StoreEvent) -> Void) -> @Sendable (StoreEvent) -> Void {
+    /// `handle` on `executor`. A long batch (a store's start re-delivering
+    /// thousands) goes to `retire` once handled, which may keep it a while
+    /// (`Coordinator.releaseAfterOpen`).
+    func sink(to executor: Executor, retire: (@Sendable ([StoreEvent]) -> Void)? = nil,
+              _ handle: @escaping @Sendable (StoreEvent) -> Void) -> @Sendable (StoreEvent) -> Void {
         { [self] event in
             guard put(event) else { return }
             executor.post { [self] in
@@ -29,7 +36,12 @@ final class StoreEventInbox: @unchecked Sendable {
                 spare = []
                 take(into: &batch)
                 for e in batch { handle(e) }
-                batch.removeAll(keepingCapacity: true)
+                if batch.count >= StoreEventInbox.retiredBatch, let retire {
+                    retire(batch)
+                    batch = []
+                } else {
+                    batch.removeAll(keepingCapacity: true)
+                }
                 spare = batch
             }
         }
