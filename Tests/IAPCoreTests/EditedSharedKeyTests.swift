@@ -51,4 +51,74 @@ import Testing
         #expect(box.liveCount == 0, "\(box.liveRecords)")
         box.close()
     }
+
+    @Test("a failure edited in under an unverified result's key: the unverified result comes under a key of its own; the key's confirm takes the failure")
+    func unverifiedUnderFailureKey() throws {
+        let env = TestEnv()
+        let config = try BridgeConfig.parse(Array(env.configJSON.utf8))
+        var store = KeyHandStore()
+        var b = Bridge(try Coordinator.open(config: config, store: store))
+        _ = b.drain()
+        let key = try b.buy("coins_100", 0)
+        var t = KeyTests.coins("T1", token: PurchaseToken(key: key, install: b.c.install))
+        t.verified = false
+        store.send(.transaction(t, .purchase(key: key)))
+        #expect(b.drainResults().map(\.keyValue) == [key])
+        b.close()
+
+        var (box, _) = try Outbox.open(directory: env.dataDir)
+        _ = try box.put(key: key, kind: .failure, transactionID: "",
+                        facts: .failure(productID: "coins_100", failure: .declined, detail: "edited in"))
+        box.close()
+
+        store = KeyHandStore()
+        b = Bridge(try Coordinator.open(config: config, store: store))
+        let shown = b.drainResults()
+        #expect(shown.map(\.keyValue) == [key] && shown.first?["result"]?.stringValue == PurchaseFailure.declined.resultCode, "\(shown)")
+        store.send(.transaction(t, .update))
+        store.send(.unfinished(["T1"]))
+        let late = b.drainResults()
+        #expect(late.count == 1 && late.first?["transactionID"]?.stringValue == "T1", "\(late)")
+        let lateKey = try #require(late.first?.keyValue)
+        #expect(lateKey != key, "a second result under key \(key)")
+        // Each key has one live record: the confirms take what the game was shown.
+        try b.confirm(key)
+        try b.confirm(lateKey)
+        _ = b.c.flush()
+        b.close()
+        (box, _) = try Outbox.open(directory: env.dataDir)
+        #expect(box.liveCount == 0, "\(box.liveRecords)")
+        box.close()
+    }
+
+    @Test("a failure record copied under its own key: shown once, the copy dropped (no second result of the key, no debug stop)")
+    func failureCopiedUnderItsKey() throws {
+        let env = TestEnv()
+        let config = try BridgeConfig.parse(Array(env.configJSON.utf8))
+        var store = KeyHandStore()
+        var b = Bridge(try Coordinator.open(config: config, store: store))
+        _ = b.drain()
+        let key = try b.buy("coins_100", 0)
+        store.send(.purchaseFailed(key: key, productID: "coins_100", failure: .declined))
+        #expect(b.drainResults().map(\.keyValue) == [key])
+        b.close()
+
+        var (box, _) = try Outbox.open(directory: env.dataDir)
+        _ = try box.put(key: key, kind: .failure, transactionID: "",
+                        facts: .failure(productID: "coins_100", failure: .declined, detail: "copied"))
+        box.close()
+
+        store = KeyHandStore()
+        b = Bridge(try Coordinator.open(config: config, store: store))
+        let all = b.drain()
+        let results = b.results(all)
+        #expect(results.map(\.keyValue) == [key], "\(results)")
+        #expect(all.contains { $0["type"]?.stringValue == "unvouched" && $0.keyValue == key }, "the copy is reported: \(all)")
+        try b.confirm(key)
+        _ = b.c.flush()
+        b.close()
+        (box, _) = try Outbox.open(directory: env.dataDir)
+        #expect(box.liveCount == 0, "\(box.liveRecords)")
+        box.close()
+    }
 }

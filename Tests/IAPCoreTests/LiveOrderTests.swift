@@ -39,4 +39,27 @@ import Testing
         #expect(box.liveCount == expected.count && !expected.isEmpty)
         box.close()
     }
+
+    @Test("a record whose ID was edited to the top of the range is refused when read: the next IDs do not wrap onto live records")
+    func editedTopID() throws {
+        let env = TestEnv()
+        try env.makeDataDir()
+        var (box, _) = try Outbox.open(directory: env.dataDir)
+        let first = try box.put(key: 1, kind: .purchase, transactionID: "100", facts: .sample(1))
+        box.close()
+        for id in [UInt64.max, 1 << 62] {
+            let forged = OutboxRecord(id: id, key: 2, kind: .purchase, transactionID: "200", facts: .sample(2))
+            try ForgeryTests.append(env, [OutboxEntry.put(forged)])
+        }
+        let report: Outbox.OpenReport
+        (box, report) = try Outbox.open(directory: env.dataDir)
+        #expect(report.undecodableRecords == 2)
+        #expect(box.liveRecords.map(\.id) == [first.id])
+        let next = try box.put(key: 3, kind: .purchase, transactionID: "300", facts: .sample(3))
+        #expect(next.id > first.id && next.id < 1 << 62)
+        box.close()
+        (box, _) = try Outbox.open(directory: env.dataDir)
+        #expect(box.liveRecords.map(\.id) == [first.id, next.id])
+        box.close()
+    }
 }

@@ -129,6 +129,18 @@ extension Coordinator {
                 ?? (v.key > 0 ? "the click its purchase token names" : "derived from its transaction ID: no click of the game")
             reject(r, stored: stored, "the record's key \(r.key) is not the key of the store's transaction \(t.id), \(v.key) (\(from)): an edited outbox record; the transaction is delivered under key \(v.key)")
             rekeyed.append((t, e.slot))
+        } else if vouched == nil, sharedKeys.map({ $0.contains(r.key) }) ?? true,
+                  outbox.hasLive(key: r.key, otherThan: r.transactionID) {
+            // No facts gave the key, and another live record holds it: only
+            // an edited outbox (a failure edited in under it, shown at open).
+            // Delivered, it would be the key's second result (C9), and a
+            // confirm of the key could take the one the game was not shown.
+            // Dropped; with the store's facts here, the transaction is
+            // delivered again as the store delivers it, under a key of its
+            // own.
+            reject(r, stored: stored, "the record's key \(r.key) is another live record's: an edited outbox record"
+                   + (facts != nil ? "; the transaction is delivered under a key of its own" : ""))
+            if let t = facts { rekeyed.append((t, e.slot)) }
         } else {
             held.markDelivered(e)
             queue.push(rebuilt(r, stored: stored, facts: facts, clickKey: vouched.map(\.clickKey) ?? stored.clickKey),

@@ -78,7 +78,9 @@ public final class Coordinator: @unchecked Sendable {
     /// the SDK thread's first job after `open` returned instead of before
     /// it (`releaseAfterOpen`). SDK thread only.
     var releasedAfterOpen: [Any] = []
-    var openReturned = false
+    /// True while `iap_open` waits with a helper (`start`): leftovers are
+    /// kept only then.
+    var keepsLeftovers = false
 
     /// The file of version 1.0 that held its SDK key reservation; read as a floor.
     public static let keyReservationFile = "sdk-keys"
@@ -212,7 +214,6 @@ public final class Coordinator: @unchecked Sendable {
         let edited: [OutboxRecord]
         (held, edited) = holdStoredResults()
         let exec = executor
-        store.attach(scheduler: StoreScheduler(executor: exec))
         // Events are handled on the SDK thread, whichever thread reports
         // them, a batch a job (StoreEventInbox).
         let sink = StoreEventInbox().sink(to: exec, retire: { [weak self] batch in self?.releaseAfterOpen(batch) }) { [weak self] event in
@@ -223,13 +224,13 @@ public final class Coordinator: @unchecked Sendable {
         let helper = thread != nil && queue.rendersJSON && !Coordinator.inForkedChild ? RenderAhead() : nil
         if let helper {
             queue.beginRenderingAhead(helper)
-        } else {
-            // Nothing waits here to be spared the freeing: the open's
-            // leftovers go as they are done with (no job of its own for a
-            // model checker to interleave). Set before the SDK thread's
-            // first job of the open, which it happens before.
-            openReturned = true
+            // Set before the store is attached and the open's first job is
+            // posted (which this write happens before); cleared by the SDK
+            // thread when the open's work is done. Without a helper nothing
+            // is kept: no job of its own for a model checker to interleave.
+            keepsLeftovers = true
         }
+        store.attach(scheduler: StoreScheduler(executor: exec))
         // One round trip to the SDK thread: the store's start, then what it
         // reported at once (the inbox's job), then the wait's own job.
         exec.post { [self] in
@@ -252,6 +253,9 @@ public final class Coordinator: @unchecked Sendable {
             let rendered = RenderAhead.renderAll(queue)
             queue.endRenderingAhead()
             helper.finish(rendered: rendered)
+            // What the open kept goes once the game has taken it all; what
+            // comes later is not kept.
+            self?.keepsLeftovers = false
             queue.whenDrained { [weak self] in exec.post { [weak self] in self?.dropLeftovers() } }
         }
         // The thread cannot have stopped in an open; if it had, there would
@@ -270,12 +274,11 @@ public final class Coordinator: @unchecked Sendable {
     /// open needed anyway.
     func releaseAfterOpen(_ leftovers: Any) {
         assertOwner()
-        if !openReturned { releasedAfterOpen.append(leftovers) }
+        if keepsLeftovers { releasedAfterOpen.append(leftovers) }
     }
 
     private func dropLeftovers() {
         assertOwner()
-        openReturned = true
         releasedAfterOpen = []
     }
 
@@ -302,10 +305,17 @@ public final class Coordinator: @unchecked Sendable {
     private func holdStoredResults() -> (HeldRecords, [OutboxRecord]) {
         let held = HeldRecords(capacity: outbox.liveCount, confirmCalls: outbox.confirmCalls)
         var edited: [OutboxRecord] = []
+        // Keys given a failure or revocation here: a second record under
+        // one (only an edited outbox) would be the key's second result (C9).
+        var queuedKeys = IntSet<Int64>()
         outbox.forEachLiveRecord { r in
             switch r.kind {
             case .failure, .revocation:
-                if let shown = Coordinator.storedFailureOrRevocation(r) { queue.push(shown, resultKey: r.key) } else { edited.append(r) }
+                if let shown = Coordinator.storedFailureOrRevocation(r), queuedKeys.insert(r.key).inserted {
+                    queue.push(shown, resultKey: r.key)
+                } else {
+                    edited.append(r)
+                }
             case .purchase, .unverified:
                 if let stored = StoredPurchase(r) { held.hold(r, stored) } else { edited.append(r) }
             }

@@ -52,6 +52,9 @@ final class HeldRecords {
     /// its unfinished list names the same transactions, mostly in the same
     /// order, so `listedSlots` checks there before it hashes an ID.
     @exclusivity(unchecked) private var reportedOrder: [Int32] = []
+    /// Per slot: its place in `reportedOrder` (-1: not reported), so that a
+    /// listed ID found by its hash puts the comparison back in step.
+    @exclusivity(unchecked) private var reportedAt: [Int32] = []
     /// True until the store's unfinished list took the held records.
     @exclusivity(unchecked) private(set) var isWaitingForUnfinished = true
 
@@ -69,6 +72,7 @@ final class HeldRecords {
         slotOf.reserveCapacity(capacity)
         reported.reserveCapacity(capacity)
         reportedOrder.reserveCapacity(capacity)
+        reportedAt.reserveCapacity(capacity)
         delivered.reserveCapacity(capacity)
     }
 
@@ -84,6 +88,7 @@ final class HeldRecords {
             slotOf[storeID] = slot
             reported.append(nil)
             delivered.append(0)
+            reportedAt.append(-1)
         }
         delivered[slot] |= unverified ? 8 : 4
         waiting.append(Entry(record: record, stored: stored, slot: slot, isUnverifiedTag: unverified))
@@ -123,7 +128,12 @@ final class HeldRecords {
                     continue
                 }
             }
-            if let s = slotOf[TransactionTag(id, .transaction)] { listed[s] = true }
+            if let s = slotOf[TransactionTag(id, .transaction)] {
+                listed[s] = true
+                // A transaction reported and not listed (finished since)
+                // no longer throws every later ID onto the hash.
+                if reportedAt[s] >= 0 { next = Int(reportedAt[s]) + 1 }
+            }
         }
         reportedOrder = []
         return listed
@@ -136,7 +146,10 @@ final class HeldRecords {
     func noteReported(_ t: StoreTransaction, tag: TransactionTag, unverified: Bool) -> Bool {
         guard let s = slotOf[tag] else { return false }
         reported[s] = t
-        if isWaitingForUnfinished { reportedOrder.append(Int32(truncatingIfNeeded: s)) }
+        if isWaitingForUnfinished && reportedAt[s] < 0 {
+            reportedAt[s] = Int32(truncatingIfNeeded: reportedOrder.count)
+            reportedOrder.append(Int32(truncatingIfNeeded: s))
+        }
         return delivered[s] & (unverified ? 8 : 4) != 0
     }
 
