@@ -229,6 +229,10 @@ int iapc_forked(void) {
 #endif
 }
 
+static _Thread_local int iapc_serial_open_flag = 0;
+void iapc_set_serial_open(int on) { iapc_serial_open_flag = on; }
+int iapc_serial_open(void) { return iapc_serial_open_flag || iapc_forked(); }
+
 /* ---- Thread names. ---- */
 void iapc_name_this_thread(const char *name) {
 #if defined(__APPLE__)

@@ -160,6 +160,18 @@ import Testing
         #expect(Self.leftoversDropped(b.c, within: 2), "dropped once the last is taken")
     }
 
+    @Test("an open on the forked child's path renders nothing ahead and keeps nothing: every message rendered at push, every result there")
+    func serialOpenRendersAtPush() throws {
+        let env = TestEnv()
+        try RenderAheadTests.leavePending(env, 200, firstClick: 90_000)
+        let b = try Coordinator.openingSerially { try env.open() }
+        defer { b.close() }
+        #expect(b.c.renderedAheadAtOpen == 0)
+        #expect(b.c.queue.unrenderedCount == 0)
+        #expect(Self.leftovers(b.c) == 0, "nothing kept past the open")
+        #expect(b.drainResults().count == 200)
+    }
+
     @Test("an open with fewer results than a batch renders them all before it returns", arguments: [1, 5, RenderAhead.batch - 1])
     func smallOpen(n: Int) throws {
         let env = TestEnv()

@@ -32,6 +32,13 @@ static inline int64_t *iapc_registry_table(void) { return iapc_registry_storage;
  * contend for can deadlock: an open there does not run its two reads on two
  * threads (Coordinator.open). */
 int iapc_forked(void);
+/* Tests: while set (non-zero) on a thread, opens made on that thread take
+ * the forked child's path too (iapc_serial_open), so that path's outcomes,
+ * failures included, are tested without forking. Per thread: tests running
+ * beside it are not affected. */
+void iapc_set_serial_open(int on);
+/* iapc_forked(), or the calling thread asked for it (iapc_set_serial_open). */
+int iapc_serial_open(void);
 
 /* CRC32C (Castagnoli), as used by iSCSI/ext4/LevelDB. `crc` is the running
  * value (0 to start). */

@@ -289,8 +289,17 @@ public final class Coordinator: @unchecked Sendable {
     /// first use of a global, a type's metadata) can deadlock. An open
     /// there runs its two reads one after the other, and renders on the SDK
     /// thread, as before the open used both cores: its two threads do not
-    /// meet at anything new.
-    static var inForkedChild: Bool { iapc_forked() != 0 }
+    /// meet at anything new. (Also when a test asked for it on this
+    /// thread: `openingSerially`.)
+    static var inForkedChild: Bool { iapc_serial_open() != 0 }
+
+    /// Tests: opens `body` makes on this thread take the forked child's
+    /// path (`inForkedChild`), without forking.
+    @_spi(Testing) public static func openingSerially<T>(_ body: () throws -> T) rethrows -> T {
+        iapc_set_serial_open(1)
+        defer { iapc_set_serial_open(0) }
+        return try body()
+    }
 
     /// How many messages were rendered ahead while `open` waited, by this
     /// thread and by the SDK thread once done (RenderAhead.swift): tests
