@@ -178,6 +178,22 @@ void iapc_set_errmsg(const char *msg, size_t len) {
     free(old);
 }
 
+void iapc_set_errmsg_parts(const void *function, size_t function_len, const void *msg, size_t msg_len) {
+    pthread_once(&err_once, err_init);
+    char *old = (char *)pthread_getspecific(err_key);
+    char *copy = (char *)malloc(function_len + 2 + msg_len + 1);
+    if (!copy) return; /* keep the old message rather than crash */
+    size_t n = 0;
+    const char *f = (const char *)function, *m = (const char *)msg;
+    for (size_t i = 0; i < function_len; i++) if (f[i]) copy[n++] = f[i];
+    copy[n++] = ':';
+    copy[n++] = ' ';
+    for (size_t i = 0; i < msg_len; i++) if (m[i]) copy[n++] = m[i];
+    copy[n] = 0;
+    pthread_setspecific(err_key, copy);
+    free(old);
+}
+
 const char *iapc_errmsg(void) {
     pthread_once(&err_once, err_init);
     const char *m = (const char *)pthread_getspecific(err_key);

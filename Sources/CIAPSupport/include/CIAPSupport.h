@@ -57,6 +57,11 @@ uint32_t iapc_crc32c_shift(uint32_t crc, uint64_t nbytes);
 /* This thread's last error message. The string is copied; the pointer
  * returned by iapc_errmsg stays valid until this thread sets another. */
 void iapc_set_errmsg(const char *msg, size_t len);
+/* The same message made of `function`, ": " and `msg` (NUL bytes in `msg`
+ * dropped), in one allocation: a C ABI call's error is set with no Swift
+ * string built for it (the first error after an idle second cost some 17 us
+ * on a virtual machine through string interpolation, cold). */
+void iapc_set_errmsg_parts(const void *function, size_t function_len, const void *msg, size_t msg_len);
 const char *iapc_errmsg(void);
 
 /* Names the calling thread as profilers, debuggers and crash reports show
