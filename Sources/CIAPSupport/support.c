@@ -167,11 +167,18 @@ static pthread_key_t err_key;
 static pthread_once_t err_once = PTHREAD_ONCE_INIT;
 static void err_init(void) { pthread_key_create(&err_key, free); }
 
+/* Out of memory: this thread's message becomes "" (never an earlier call's
+ * text beside a new code). */
+static void iapc_clear_errmsg(char *old) {
+    pthread_setspecific(err_key, NULL);
+    free(old);
+}
+
 void iapc_set_errmsg(const char *msg, size_t len) {
     pthread_once(&err_once, err_init);
     char *old = (char *)pthread_getspecific(err_key);
     char *copy = (char *)malloc(len + 1);
-    if (!copy) return; /* keep the old message rather than crash */
+    if (!copy) { iapc_clear_errmsg(old); return; }
     if (len) memcpy(copy, msg, len);
     copy[len] = 0;
     pthread_setspecific(err_key, copy);
@@ -181,8 +188,8 @@ void iapc_set_errmsg(const char *msg, size_t len) {
 void iapc_set_errmsg_parts(const void *function, size_t function_len, const void *msg, size_t msg_len) {
     pthread_once(&err_once, err_init);
     char *old = (char *)pthread_getspecific(err_key);
-    char *copy = (char *)malloc(function_len + 2 + msg_len + 1);
-    if (!copy) return; /* keep the old message rather than crash */
+    char *copy = msg_len < SIZE_MAX / 2 && function_len < SIZE_MAX / 4 ? (char *)malloc(function_len + 2 + msg_len + 1) : NULL;
+    if (!copy) { iapc_clear_errmsg(old); return; }
     size_t n = 0;
     const char *f = (const char *)function, *m = (const char *)msg;
     for (size_t i = 0; i < function_len; i++) if (f[i]) copy[n++] = f[i];
@@ -246,8 +253,12 @@ int iapc_forked(void) {
 }
 
 static _Thread_local int iapc_serial_open_flag = 0;
-void iapc_set_serial_open(int on) { iapc_serial_open_flag = on; }
-int iapc_serial_open(void) { return iapc_serial_open_flag || iapc_forked(); }
+int iapc_set_serial_open(int on) {
+    int was = iapc_serial_open_flag;
+    iapc_serial_open_flag = on;
+    return was;
+}
+int iapc_serial_open(void) { return iapc_forked() || iapc_serial_open_flag; }
 
 /* ---- Thread names. ---- */
 void iapc_name_this_thread(const char *name) {

@@ -35,8 +35,8 @@ int iapc_forked(void);
 /* Tests: while set (non-zero) on a thread, opens made on that thread take
  * the forked child's path too (iapc_serial_open), so that path's outcomes,
  * failures included, are tested without forking. Per thread: tests running
- * beside it are not affected. */
-void iapc_set_serial_open(int on);
+ * beside it are not affected. Returns the value it replaces. */
+int iapc_set_serial_open(int on);
 /* iapc_forked(), or the calling thread asked for it (iapc_set_serial_open). */
 int iapc_serial_open(void);
 
@@ -57,8 +57,8 @@ uint32_t iapc_crc32c_shift(uint32_t crc, uint64_t nbytes);
 /* This thread's last error message. The string is copied; the pointer
  * returned by iapc_errmsg stays valid until this thread sets another. */
 void iapc_set_errmsg(const char *msg, size_t len);
-/* The same message made of `function`, ": " and `msg` (NUL bytes in `msg`
- * dropped), in one allocation: a C ABI call's error is set with no Swift
+/* The same message made of `function`, ": " and `msg` (NUL bytes in either
+ * dropped), in one allocation (out of memory: the message becomes ""): a C ABI call's error is set with no Swift
  * string built for it (the first error after an idle second cost some 17 us
  * on a virtual machine through string interpolation, cold). */
 void iapc_set_errmsg_parts(const void *function, size_t function_len, const void *msg, size_t msg_len);

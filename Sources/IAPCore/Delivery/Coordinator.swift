@@ -291,13 +291,13 @@ public final class Coordinator: @unchecked Sendable {
     /// thread, as before the open used both cores: its two threads do not
     /// meet at anything new. (Also when a test asked for it on this
     /// thread: `openingSerially`.)
-    static var inForkedChild: Bool { iapc_serial_open() != 0 }
+    @_spi(Testing) public static var inForkedChild: Bool { iapc_serial_open() != 0 }
 
     /// Tests: opens `body` makes on this thread take the forked child's
     /// path (`inForkedChild`), without forking.
     @_spi(Testing) public static func openingSerially<T>(_ body: () throws -> T) rethrows -> T {
-        iapc_set_serial_open(1)
-        defer { iapc_set_serial_open(0) }
+        let was = iapc_set_serial_open(1)
+        defer { iapc_set_serial_open(was) }
         return try body()
     }
 
