@@ -167,29 +167,17 @@ static pthread_key_t err_key;
 static pthread_once_t err_once = PTHREAD_ONCE_INIT;
 static void err_init(void) { pthread_key_create(&err_key, free); }
 
-/* Out of memory: this thread's message becomes "" (never an earlier call's
- * text beside a new code). */
-static void iapc_clear_errmsg(char *old) {
-    pthread_setspecific(err_key, NULL);
-    free(old);
-}
-
-void iapc_set_errmsg(const char *msg, size_t len) {
-    pthread_once(&err_once, err_init);
-    char *old = (char *)pthread_getspecific(err_key);
-    char *copy = (char *)malloc(len + 1);
-    if (!copy) { iapc_clear_errmsg(old); return; }
-    if (len) memcpy(copy, msg, len);
-    copy[len] = 0;
-    pthread_setspecific(err_key, copy);
-    free(old);
-}
-
 void iapc_set_errmsg_parts(const void *function, size_t function_len, const void *msg, size_t msg_len) {
     pthread_once(&err_once, err_init);
     char *old = (char *)pthread_getspecific(err_key);
     char *copy = msg_len < SIZE_MAX / 2 && function_len < SIZE_MAX / 4 ? (char *)malloc(function_len + 2 + msg_len + 1) : NULL;
-    if (!copy) { iapc_clear_errmsg(old); return; }
+    if (!copy) {
+        /* Out of memory: the message becomes "", never an earlier call's
+         * text beside a new code. */
+        pthread_setspecific(err_key, NULL);
+        free(old);
+        return;
+    }
     size_t n = 0;
     const char *f = (const char *)function, *m = (const char *)msg;
     for (size_t i = 0; i < function_len; i++) if (f[i]) copy[n++] = f[i];

@@ -54,11 +54,10 @@ int iapc_crc32c_uses_hardware(void);
  * from prefix CRCs without reading its payload again (a linear scan). */
 uint32_t iapc_crc32c_shift(uint32_t crc, uint64_t nbytes);
 
-/* This thread's last error message. The string is copied; the pointer
- * returned by iapc_errmsg stays valid until this thread sets another. */
-void iapc_set_errmsg(const char *msg, size_t len);
-/* The same message made of `function`, ": " and `msg` (NUL bytes in either
- * dropped), in one allocation (out of memory: the message becomes ""): a C ABI call's error is set with no Swift
+/* This thread's last error message, set as `function`, ": ", `msg` (NUL
+ * bytes in either dropped) in one allocation; out of memory, it becomes "".
+ * The bytes are copied; the pointer returned by iapc_errmsg stays valid
+ * until this thread sets another. A C ABI call's error is set with no Swift
  * string built for it (the first error after an idle second cost some 17 us
  * on a virtual machine through string interpolation, cold). */
 void iapc_set_errmsg_parts(const void *function, size_t function_len, const void *msg, size_t msg_len);

@@ -74,9 +74,9 @@ public final class Coordinator: @unchecked Sendable {
     /// transaction at start. Nil once resolved.
     var held: HeldRecords? = nil
     /// What the open's resolution is done with (the held records, the
-    /// store's re-delivered transactions and unfinished list), released by
-    /// the SDK thread's first job after `open` returned instead of before
-    /// it (`releaseAfterOpen`). SDK thread only.
+    /// store's re-delivered transactions and unfinished list), released
+    /// once the game has taken every message the open queued instead of
+    /// before `open` returned (`releaseAfterOpen`). SDK thread only.
     var releasedAfterOpen: [Any] = []
     /// True while `iap_open` waits with a helper (`start`): leftovers are
     /// kept only then.

@@ -47,7 +47,7 @@ final class HeldRecords {
     /// Per slot: bit 0, a record of the transaction was delivered; bit 1, a
     /// record of its unverified namespace was; bits 2 and 3, a record of the
     /// one, of the other, is held.
-    @exclusivity(unchecked) private var delivered: [UInt8] = []
+    @exclusivity(unchecked) private var flags: [UInt8] = []
     /// The slots `noteReported` found, in the order the store reported them:
     /// its unfinished list names the same transactions, mostly in the same
     /// order, so `listedSlots` checks there before it hashes an ID.
@@ -73,7 +73,7 @@ final class HeldRecords {
         reported.reserveCapacity(capacity)
         reportedOrder.reserveCapacity(capacity)
         reportedAt.reserveCapacity(capacity)
-        delivered.reserveCapacity(capacity)
+        flags.reserveCapacity(capacity)
     }
 
     /// Holds `record` (a purchase the SDK wrote, read as `stored`).
@@ -87,10 +87,10 @@ final class HeldRecords {
             slot = reported.count
             slotOf[storeID] = slot
             reported.append(nil)
-            delivered.append(0)
+            flags.append(0)
             reportedAt.append(-1)
         }
-        delivered[slot] |= unverified ? 8 : 4
+        flags[slot] |= unverified ? 8 : 4
         waiting.append(Entry(record: record, stored: stored, slot: slot, isUnverifiedTag: unverified))
     }
 
@@ -112,10 +112,10 @@ final class HeldRecords {
     }
 
     /// Per slot: whether the store lists its transaction in `ids` (its
-    /// unfinished transactions), one hash an ID.
-    /// A listed ID the store re-delivered in the same place is found by a
-    /// comparison of IDs (at 100,000 held records, a hash lookup that misses
-    /// the cache costs ten times as much).
+    /// unfinished transactions). A listed ID the store re-delivered in the
+    /// same place is found by a comparison of IDs, any other by one hash
+    /// (at 100,000 held records, a hash lookup that misses the cache costs
+    /// ten times as much).
     func listedSlots(_ ids: [String]) -> [Bool] {
         var listed = [Bool](repeating: false, count: reported.count)
         var next = 0
@@ -150,7 +150,7 @@ final class HeldRecords {
             reportedAt[s] = Int32(truncatingIfNeeded: reportedOrder.count)
             reportedOrder.append(Int32(truncatingIfNeeded: s))
         }
-        return delivered[s] & (unverified ? 8 : 4) != 0
+        return flags[s] & (unverified ? 8 : 4) != 0
     }
 
     /// The IDs of the records still held (waiting or parked): none was
@@ -168,9 +168,9 @@ final class HeldRecords {
 
     func reportedTransaction(_ e: Entry) -> StoreTransaction? { reported[e.slot] }
 
-    func wasDelivered(_ e: Entry) -> Bool { delivered[e.slot] & (e.isUnverifiedTag ? 2 : 1) != 0 }
-    func markDelivered(_ e: Entry) { delivered[e.slot] |= e.isUnverifiedTag ? 2 : 1 }
+    func wasDelivered(_ e: Entry) -> Bool { flags[e.slot] & (e.isUnverifiedTag ? 2 : 1) != 0 }
+    func markDelivered(_ e: Entry) { flags[e.slot] |= e.isUnverifiedTag ? 2 : 1 }
     /// The store's transaction of slot `s` (its verified namespace).
-    func wasDelivered(slot s: Int) -> Bool { delivered[s] & 1 != 0 }
-    func markDelivered(slot s: Int) { delivered[s] |= 1 }
+    func wasDelivered(slot s: Int) -> Bool { flags[s] & 1 != 0 }
+    func markDelivered(slot s: Int) { flags[s] |= 1 }
 }
