@@ -26,6 +26,9 @@ struct Campaign {
 
     struct Figures {
         var kills = 0, timerKills = 0, faultKills = 0, runs = 0, cleanRuns = 0, reinstalls = 0, epochs = 0
+        /// Timer kills that came after the run's first click (not while the
+        /// game was still starting or opening).
+        var timerKillsAfterClick = 0
         var killsAt: [String: Int] = [:]
         var faultsNotReached = 0
         var purchases = 0, consumables = 0, nonConsumables = 0, clicks = 0, failures = 0
@@ -33,11 +36,30 @@ struct Campaign {
         var keyMismatches = 0, c5Cases = 0, c5WithClickKey = 0
         var reemittedAfterDrain = 0, unfinishedAfterDrain = 0, notReemitted = 0
         var redelivered = 0, damageReports = 0, sdkErrors = 0
+        /// "7"s for keys whose confirm the game had seen made durable (C4).
+        var afterDurableConfirm = 0, durableConfirms = 0
         var problems: [String] = []
 
         var passed: Bool {
             lost == 0 && grantedTwice == 0 && finishedButUnconfirmed == 0 && keyMismatches == 0 && c5Cases == c5WithClickKey
-                && reemittedAfterDrain == 0 && unfinishedAfterDrain == 0 && notReemitted == 0 && problems.isEmpty
+                && reemittedAfterDrain == 0 && unfinishedAfterDrain == 0 && notReemitted == 0 && afterDurableConfirm == 0
+                && problems.isEmpty
+        }
+
+        /// What the campaign must have done for its verdict to mean
+        /// anything: a kill at every fault point (a point the SDK no longer
+        /// reaches, or an `IAP_CRASH_AT` no longer read, would otherwise
+        /// leave only timer kills), timer kills in the middle of play, and
+        /// durable confirms for the C4 check to hold the SDK to.
+        var notCovered: [String] {
+            var gaps = Campaign.faultPoints.filter { (killsAt[$0] ?? 0) == 0 }.map { "no kill at the fault point \($0)" }
+            // Half at least: the timer's range is 0-80 ms and the game's
+            // start takes a few of them.
+            if timerKills > 0 && timerKillsAfterClick * 2 < timerKills {
+                gaps.append("only \(timerKillsAfterClick) of \(timerKills) timer kills came after the run's first click")
+            }
+            if durableConfirms == 0 { gaps.append("no confirm was made durable (iap_flush) before a later run") }
+            return gaps
         }
     }
 
@@ -94,6 +116,7 @@ struct Campaign {
             let buys = useFault ? 60 : 5 + rng.below(40)
             let delayUs = rng.below(o.maxDelayUs)
             let childSeed = rng.next()
+            let clicksBefore = ledger.clicks.count
             let child = Child.spawn(o.game, ["--work", dir, "--catalog", o.catalog, "--seed", String(childSeed),
                                              "--buys", String(buys)], env: env, log: log)
             let outcome: Child.Outcome
@@ -125,6 +148,7 @@ struct Campaign {
                 f.problems.append("run \(f.runs): the game died of signal \(sig); see \(log)")
             }
             ledger.refresh()
+            if outcome == .killed && !useFault && ledger.clicks.count > clicksBefore { f.timerKillsAfterClick += 1 }
             if outcome == .killed && point == "after_charge" {
                 // Killed on the SDK thread right after the store charged: the
                 // newest transaction. Purchases are asynchronous, so the game
@@ -174,6 +198,11 @@ struct Campaign {
         f.clicks += ledger.clicks.count
         f.failures += ledger.failures
         f.redelivered += ledger.redelivered
+        f.durableConfirms += ledger.durablyConfirmedEver
+        for k in ledger.afterDurableConfirm {
+            f.afterDurableConfirm += 1
+            report("C4: a result with key \(k) was delivered again after the game saw its confirm made durable")
+        }
         f.damageReports += ledger.damageReports
         f.sdkErrors += ledger.errors.count
         for (k, result) in ledger.owed {

@@ -25,10 +25,23 @@ struct Ledger {
     /// outbox owes each of them again at the next open (C1); only the outbox
     /// keeps failures, so this checks it without the store's help.
     private(set) var owed: [Int64: String] = [:]
+    /// Keys whose confirm the game saw made durable (a "Y" line: an
+    /// `iap_flush` returned IAP_OK after it). The outbox owes them nothing.
+    private(set) var durablyConfirmed = Set<Int64>()
+    /// A "7" seen for a key in `durablyConfirmed`: a result delivered again
+    /// after its confirm was durable (C4), whatever the game did with it.
+    private(set) var afterDurableConfirm: [Int64] = []
+    /// "Y" lines read, reinstalls or not.
+    private(set) var durablyConfirmedEver = 0
 
     /// A reinstall wipes the outbox: failures (nothing charged) go with it;
     /// paid results stay owed, the store re-delivers them.
-    mutating func reinstalled() { owed = owed.filter { $0.value == "0" } }
+    /// The store re-delivers what it never finished under the click's key
+    /// again: a reinstall ends what the outbox's tombstones promised.
+    mutating func reinstalled() {
+        owed = owed.filter { $0.value == "0" }
+        durablyConfirmed.removeAll()
+    }
 
     init(path: String) { self.path = path }
 
@@ -56,7 +69,15 @@ struct Ledger {
                 grantsByKey[k, default: 0] += 1
             }
         case "S":
-            if f.count >= 3, let k = Int64(f[1]) { owed[k] = f[2] }
+            if f.count >= 3, let k = Int64(f[1]) {
+                owed[k] = f[2]
+                if durablyConfirmed.contains(k) { afterDurableConfirm.append(k) }
+            }
+        case "Y":
+            if f.count >= 2, let k = Int64(f[1]) {
+                durablyConfirmed.insert(k)
+                durablyConfirmedEver += 1
+            }
         case "C":
             if f.count >= 2, let k = Int64(f[1]) { owed[k] = nil }
         case "R": redelivered += 1

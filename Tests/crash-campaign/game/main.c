@@ -14,6 +14,9 @@
  *   S <key> <result>                      a "7" received (the game has seen it)
  *   G <key> <txn> <product> <origin>      a grant, written (synced) before iap_confirm
  *   C <key>                               iap_confirm about to be called
+ *   Y <key>                               its confirm is durable (an iap_flush
+ *                                         after it returned IAP_OK): no "7" may
+ *                                         carry this key again (C4)
  *   R <key> <txn>                         a success for a key granted before: ignored
  *   F <key> <result>                      a result without a transaction, confirmed
  *   D <recovered>                         an "outbox_damaged" message
@@ -50,6 +53,10 @@ static int64_t *g_granted;        /* sorted keys granted so far */
 static size_t g_granted_n;
 static int g_owned[LEVELS + 1];   /* level packs owned */
 static int64_t g_last_key;
+/* Keys confirmed (IAP_OK) since the last iap_flush: its IAP_OK makes them
+ * durable, and the game says so in "Y" lines the driver holds the SDK to. */
+static int64_t g_unflushed[4096];
+static size_t g_unflushed_n;
 static uint64_t g_rng;
 
 static uint64_t rnd(void) {       /* SplitMix64: deterministic given --seed */
@@ -200,6 +207,7 @@ static void handle(iap_bridge *b, const char *m) {
         ledger_write(0, "C %lld", (long long)k);
         int32_t rc = iap_confirm(b, k);
         if (rc != IAP_OK && rc != IAP_E_UNKNOWN_KEY) die("iap_confirm(%lld): %s: %s", (long long)k, iap_error_name(rc), iap_errmsg());
+        if (rc == IAP_OK && g_unflushed_n < sizeof g_unflushed / sizeof g_unflushed[0]) g_unflushed[g_unflushed_n++] = k;
     } else if (strcmp(type, "outbox_damaged") == 0) {
         char rec[32] = "";
         iap_json_field(m, "recovered", rec, sizeof rec);
@@ -208,6 +216,15 @@ static void handle(iap_bridge *b, const char *m) {
         ledger_write(0, "E %.400s", m);
         fprintf(stderr, "iap-crash-game: SDK error message: %s\n", m);
     }
+}
+
+/* iap_flush: once it returns IAP_OK, every confirm made before it is
+ * durable, and the SDK owes those keys nothing more (C4): "Y" lines. */
+static void flush_confirms(iap_bridge *b) {
+    int32_t rc = iap_flush(b);
+    if (rc != IAP_OK) die("iap_flush: %s: %s", iap_error_name(rc), iap_errmsg());
+    for (size_t i = 0; i < g_unflushed_n; i++) ledger_write(0, "Y %lld", (long long)g_unflushed[i]);
+    g_unflushed_n = 0;
 }
 
 static int pump(iap_bridge *b) {
@@ -289,8 +306,11 @@ int main(int argc, char **argv) {
              * commit runs alone instead of riding along with the next result. */
             frame_pause();
             pump(b);
+            /* Now and then the game saves and makes its confirms durable. */
+            if (rnd() % 100 < 15) flush_confirms(b);
         }
     }
+    flush_confirms(b);
     rc = iap_close(b);
     if (rc != IAP_OK) die("iap_close: %s", iap_errmsg());
     return 0;
