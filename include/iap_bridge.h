@@ -253,12 +253,15 @@ int32_t iap_close(iap_bridge *b);
  * "entitlements") wait unpolled. Ask once, poll, then ask again. */
 int32_t iap_request_products(iap_bridge *b, const char *product_ids_json);
 
-/* Starts a purchase. `click_ms` is the time of the player's click in
- * milliseconds and becomes the key of this purchase when it is above every
- * key this dataDir has handed out before; otherwise (two clicks in one
- * millisecond, a clock set back, an engine clock that restarts at launch or
- * counts whole seconds) the key is a fresh one: the current time in
- * milliseconds, or the next key above them if that is higher. Past the clock
+/* Starts a purchase. `click_ms` is the wall-clock time of the player's click
+ * in milliseconds since 1970 and becomes the key of this purchase when it is
+ * above every key this dataDir has handed out before (and at least 10^12, as
+ * every wall clock's is); otherwise (two clicks in one millisecond, a clock
+ * set back, an engine clock that restarts at launch or counts whole seconds)
+ * the key is a fresh one: the current time in milliseconds, or the next key
+ * above them if that is higher. An engine clock's click is never a key: it
+ * repeats on the next install, where a save that outlived this one (a cloud
+ * save, a second device) would take the new purchase for one it granted. Past the clock
  * too, so that a device restored from an older backup (an outbox that
  * remembers fewer keys) still never hands out a key again.
  * click_ms <= 0 asks the SDK for a key the same way. Either way *out_key

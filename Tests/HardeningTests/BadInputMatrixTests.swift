@@ -39,11 +39,11 @@ struct BadInputMatrixTests {
     }
 
     /// The open bridge each probe starts from: one unconfirmed purchase
-    /// (key 1000), its "7" already polled.
+    /// (`liveKey`), its "7" already polled.
     final class Fixture {
         let scratch = Scratch("matrix")
         var bridge: CBridge
-        let liveKey: Int64 = 1000
+        let liveKey: Int64 = 1_700_000_001_000  // a wall clock's click: its own key
 
         init() throws {
             bridge = try CBridge.open(scratch.config())
@@ -211,7 +211,7 @@ struct BadInputMatrixTests {
                 },
                 Probe(label: "click Int64.min, out_key NULL", expect: .code(0), mutates: true) { f in iap_buy(f.h, "coins_100", Int64.min, nil) },
             ]),
-            .duplicateKey: .probes([Probe(label: "the live key 1000: replaced by a fresh key (documented, C7)", expect: .code(0),
+            .duplicateKey: .probes([Probe(label: "the live key: replaced by a fresh key (documented, C7)", expect: .code(0),
                                           mutates: true) { f in
                 var k: Int64 = 7
                 let rc = iap_buy(f.h, "remove_ads", f.liveKey, &k)
@@ -242,7 +242,7 @@ struct BadInputMatrixTests {
                 Probe(label: "click -5, 3 units: an SDK key", expect: .code(0), mutates: true) { f in
                     var k: Int64 = 0; let rc = iap_buy_quantity(f.h, "coins_100", 3, -5, &k); #expect(k > 0); return rc },
             ]),
-            .duplicateKey: .probes([Probe(label: "the live key 1000: replaced by a fresh key", expect: .code(0), mutates: true) { f in
+            .duplicateKey: .probes([Probe(label: "the live key: replaced by a fresh key", expect: .code(0), mutates: true) { f in
                 var k: Int64 = 7
                 let rc = iap_buy_quantity(f.h, "coins_100", 2, f.liveKey, &k)
                 #expect(k > f.liveKey)
@@ -371,7 +371,7 @@ struct BadInputMatrixTests {
                 #expect(k > 0 && k != f.liveKey, "an SDK key is positive and unused")
                 return rc
             }]),
-            .duplicateKey: .probes([Probe(label: "the live key 1000: replaced by a fresh key (C7)", expect: .code(0), mutates: true) { f in
+            .duplicateKey: .probes([Probe(label: "the live key: replaced by a fresh key (C7)", expect: .code(0), mutates: true) { f in
                 var k: Int64 = 7
                 let rc = iap_buy_offer(f.h, "vip_monthly", "no_such_offer", f.liveKey, &k)
                 #expect(k > f.liveKey)

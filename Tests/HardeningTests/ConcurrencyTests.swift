@@ -186,31 +186,33 @@ extension ConcurrencyTests {
         let c = try Coordinator.open(config: config, store: store)
         defer { c.close() }
         _ = Self.sevens(c)
+        // Wall-clock clicks, each its own key (C7).
+        let t = POSIX.nowMs()
 
         // Confirmed first: the second click's answer lands, is granted and confirmed.
-        #expect(try c.buy(productID: "remove_ads", clickMs: 101) == 101)
-        #expect(try c.buy(productID: "remove_ads", clickMs: 102) == 102)
-        store.send(.transaction(Self.owned("T1", token: 101, alreadyOwned: true), .purchase(key: 102)))
-        #expect(Self.sevens(c) == [102])
-        try c.confirm(key: 102)
+        #expect(try c.buy(productID: "remove_ads", clickMs: t + 101) == t + 101)
+        #expect(try c.buy(productID: "remove_ads", clickMs: t + 102) == t + 102)
+        store.send(.transaction(Self.owned("T1", token: t + 101, alreadyOwned: true), .purchase(key: t + 102)))
+        #expect(Self.sevens(c) == [t + 102])
+        try c.confirm(key: t + 102)
         c.flush()
-        store.send(.transaction(Self.owned("T1", token: 101), .purchase(key: 101)))
-        #expect(Self.sevens(c) == [101], "the first click's own result was dropped")
+        store.send(.transaction(Self.owned("T1", token: t + 101), .purchase(key: t + 101)))
+        #expect(Self.sevens(c) == [t + 101], "the first click's own result was dropped")
 
         // Not confirmed yet: same, through the live-record path.
-        _ = try c.buy(productID: "remove_ads", clickMs: 201)
-        _ = try c.buy(productID: "remove_ads", clickMs: 202)
-        store.send(.transaction(Self.owned("T2", token: 201, alreadyOwned: true), .purchase(key: 202)))
-        store.send(.transaction(Self.owned("T2", token: 201), .purchase(key: 201)))
-        #expect(Self.sevens(c) == [202, 201])
+        _ = try c.buy(productID: "remove_ads", clickMs: t + 201)
+        _ = try c.buy(productID: "remove_ads", clickMs: t + 202)
+        store.send(.transaction(Self.owned("T2", token: t + 201, alreadyOwned: true), .purchase(key: t + 202)))
+        store.send(.transaction(Self.owned("T2", token: t + 201), .purchase(key: t + 201)))
+        #expect(Self.sevens(c) == [t + 202, t + 201])
 
         // Still C4: the purchase result after its update-stream twin was confirmed is not delivered again.
-        _ = try c.buy(productID: "remove_ads", clickMs: 301)
-        store.send(.transaction(Self.owned("T3", token: 301), .update))
-        #expect(Self.sevens(c) == [301])
-        try c.confirm(key: 301)
+        _ = try c.buy(productID: "remove_ads", clickMs: t + 301)
+        store.send(.transaction(Self.owned("T3", token: t + 301), .update))
+        #expect(Self.sevens(c) == [t + 301])
+        try c.confirm(key: t + 301)
         c.flush()
-        store.send(.transaction(Self.owned("T3", token: 301), .purchase(key: 301)))
+        store.send(.transaction(Self.owned("T3", token: t + 301), .purchase(key: t + 301)))
         #expect(Self.sevens(c).isEmpty, "the twin came back after its confirm")
     }
 }

@@ -4,6 +4,10 @@ import IAPSimulator
 import Testing
 
 /// The core flow (README) on the simulated store, driven from Swift.
+/// Clicks a wall clock makes (C7: below 10^12 a click is an engine clock's,
+/// and the key is past the wall clock instead): `wall + n` is its own key.
+private let wall: Int64 = 1_700_000_000_000
+
 @Suite("Bridge flow")
 struct BridgeFlowTests {
     @Test("buy → durable \"7\" with the click key → redelivered until confirmed → finished only after confirm")
@@ -46,12 +50,12 @@ struct BridgeFlowTests {
         let env = TestEnv()
         let b = try env.open()
         let before = POSIX.nowMs()
-        #expect(try b.buy("coins_100", 42) == 42)
+        #expect(try b.buy("coins_100", wall + 42) == wall + 42)
         // Two taps in one millisecond (or a clock set back): a fresh key,
         // past the wall clock (a restored outbox may have forgotten keys).
-        let fresh = try b.buy("remove_ads", 42)
+        let fresh = try b.buy("remove_ads", wall + 42)
         #expect(fresh >= before)
-        let lower = try b.buy("coins_100", 40)
+        let lower = try b.buy("coins_100", wall + 40)
         #expect(lower > fresh, "a click key below the last one handed out is replaced too")
         let k1 = try b.buy("coins_100", 0)
         let k2 = try b.buy("coins_100", -1)
@@ -62,13 +66,13 @@ struct BridgeFlowTests {
         } catch let e as IAPError {
             #expect(e.code == .unknownProduct)
         }
-        #expect(b.drainResults().map(\.keyValue) == [42, fresh, lower, k1, k2])
+        #expect(b.drainResults().map(\.keyValue) == [wall + 42, fresh, lower, k1, k2])
         #expect(b.c.liveRecordCount == 5)
         b.close()
         // After a restart (and with the clock anywhere) no key comes back.
         let b2 = try env.open()
         _ = b2.drain()
-        for click in [Int64(42), fresh, k2, 0, -7] {
+        for click in [wall + 42, fresh, k2, 0, -7] {
             let k = try b2.buy("coins_100", click)
             #expect(k > k2, "click \(click) got key \(k), at or below one handed out before the restart")
         }
@@ -79,16 +83,16 @@ struct BridgeFlowTests {
     func reinstall() throws {
         let env = TestEnv()
         var b = try env.open()
-        _ = try b.buy("coins_100", 1001)
-        _ = try b.buy("coins_100", 1002)
+        _ = try b.buy("coins_100", wall + 1001)
+        _ = try b.buy("coins_100", wall + 1002)
         _ = b.drain()
-        try b.confirm(1001)
+        try b.confirm(wall + 1001)
         b.close()
         env.reinstall()
 
         b = try env.open()
         let r = b.drainResults()
-        #expect(r.map(\.keyValue) == [1002], "only the unconfirmed one, with its click key")
+        #expect(r.map(\.keyValue) == [wall + 1002], "only the unconfirmed one, with its click key")
         #expect(r.first?["origin"]?.stringValue == "store", "a reinstall is another install (C7); the key stays")
         try b.confirmAll(r)
         b.close()
@@ -106,10 +110,10 @@ struct BridgeFlowTests {
         let inner = try SimulatedStore.open(config: config)
         let forgetful = ForgetfulStore(inner)
         var c = try Coordinator.open(config: config, store: forgetful)
-        _ = try c.buy(productID: "coins_100", clickMs: 77)
+        let key = try c.buy(productID: "coins_100", clickMs: 77)
         var b = Bridge(c)
         #expect(b.drainResults().count == 1)
-        try b.confirm(77)
+        try b.confirm(key)
         c.flush()
         #expect(c.tombstoneCount == 1)
         c.close()
@@ -151,22 +155,22 @@ struct BridgeFlowTests {
         let c = try Coordinator.open(config: config, store: store)
         let b = Bridge(c)
         _ = b.drain()
-        _ = try b.buy("remove_ads", 4242)
+        _ = try b.buy("remove_ads", wall + 4242)
         c.settle()
         // The update stream delivered it first; the game granted and confirmed.
         let first = b.drainResults()
-        #expect(first.map(\.keyValue) == [4242])
-        try b.confirm(4242)
+        #expect(first.map(\.keyValue) == [wall + 4242])
+        try b.confirm(wall + 4242)
         c.flush()
         // Now the purchase call's own result arrives.
         store.releaseHeld()
         #expect(b.drainResults().isEmpty, "key 4242 delivered twice in one session")
         // A real second click on the owned product still gets its answer.
-        _ = try b.buy("remove_ads", 4243)
+        _ = try b.buy("remove_ads", wall + 4243)
         c.settle()
         store.releaseHeld()
         let again = b.drainResults()
-        #expect(again.map(\.keyValue) == [4243] && again.first?["alreadyOwned"] == .bool(true))
+        #expect(again.map(\.keyValue) == [wall + 4243] && again.first?["alreadyOwned"] == .bool(true))
         c.close()
     }
 
@@ -179,9 +183,9 @@ struct BridgeFlowTests {
         let m = try #require(ms.first { $0["type"]?.stringValue == "promoted" })
         #expect(m["productID"]?.stringValue == "remove_ads" && m["offer"] == .null)
         #expect(b.results(ms).isEmpty, "nothing bought without the game")
-        _ = try b.buy("remove_ads", 5_001)
+        _ = try b.buy("remove_ads", wall + 5_001)
         let r = b.drainResults()
-        #expect(r.map(\.keyValue) == [5_001] && r.first?["result"]?.stringValue == "0")
+        #expect(r.map(\.keyValue) == [wall + 5_001] && r.first?["result"]?.stringValue == "0")
         #expect(throws: IAPError.self) { _ = try b.sim(#"{"op":"promote","productID":"no_such"}"#) }
         b.close()
     }

@@ -59,6 +59,29 @@ struct KeyTests {
                 "handed out again after the restore: \(Set(after).intersection(handed).sorted()); the game ignores those keys and the player loses the purchase")
     }
 
+    @Test("an engine clock's clicks on a new install (a save that outlived the last one) repeat no key the save holds; a wall clock's click above the mark is its own key (issue 21, defect 3: a cloud save outliving the install)")
+    func engineClockAcrossInstalls() throws {
+        let env = TestEnv()
+        // Milliseconds since launch: the same few values on every install.
+        let clicks: [Int64] = [1_000, 5_000, 9_000]
+        let first = try Self.session(env, clicks)
+        try FileManager.default.removeItem(atPath: env.dataDir)   // a reinstall: the store account and the save stay
+        let second = try Self.session(env, clicks)
+        #expect(Set(first).isDisjoint(with: second),
+                "the new install handed out keys the save granted already: \(Set(first).intersection(second).sorted()); the game ignores those and the player loses the purchase")
+        let now = POSIX.nowMs()
+        #expect((first + second).allSatisfy { $0 >= now - 60_000 }, "an engine click kept as its key: \(first + second)")
+        // A wall clock's click above the mark is its own key; one below
+        // 10^12 ms (no wall clock's) gets a key past the clock.
+        let b = try env.open()
+        let click = POSIX.nowMs() + 5_000
+        #expect(try b.buy("coins_100", click) == click)
+        let k = try b.buy("coins_100", 999_999_999_999)
+        #expect(k > click, "click 999,999,999,999 became key \(k)")
+        try b.confirmAll(b.drainResults())
+        b.close()
+    }
+
     /// Buys once per click in each of `launches` launches, confirming every
     /// result; a refused click must be refused with IAP_E_INVALID_ARG.
     /// Returns every key handed out, in order.

@@ -9,6 +9,9 @@ private func entitled(_ ms: [JSONValue]) -> [String]? {
     of(ms, "entitlements").last?["items"]?.arrayValue?.compactMap { $0["productID"]?.stringValue }.sorted()
 }
 private let day: Int64 = 86_400
+/// Clicks a wall clock makes (C7: a click below 10^12 is an engine clock's
+/// and gets a key past the wall clock instead): `wall + n` is its own key.
+private let wall: Int64 = 1_700_000_000_000
 
 /// Issue 4: the whole store lifecycle on the simulated store, from Swift.
 @Suite("Store lifecycle")
@@ -17,22 +20,22 @@ struct LifecycleTests {
     func nonConsumable() throws {
         let env = TestEnv()
         var b = try env.open()
-        _ = try b.buy("remove_ads", 10)
+        _ = try b.buy("remove_ads", wall + 10)
         let first = b.drain()
         let r1 = try #require(b.results(first).first)
         #expect(r1["alreadyOwned"] == .bool(false) && r1["kind"]?.stringValue == "nonConsumable")
         #expect(entitled(first) == ["remove_ads"], "entitlements change after the purchase")
-        _ = try b.buy("remove_ads", 11)
+        _ = try b.buy("remove_ads", wall + 11)
         let r2 = try #require(b.drainResults().first)
         #expect(r2["alreadyOwned"] == .bool(true))
-        #expect(r2["transactionID"] == r1["transactionID"] && r2.keyValue == 11)
+        #expect(r2["transactionID"] == r1["transactionID"] && r2.keyValue == wall + 11)
         #expect(try b.transactions().count == 1, "no second charge")
         try b.confirmAll([r1, r2])
         b.close()
         // After confirm and a restart (tombstone gone) it is still not charged twice.
         b = try env.open()
         #expect(entitled(b.drain()) == ["remove_ads"], "entitlements at open")
-        _ = try b.buy("remove_ads", 12)
+        _ = try b.buy("remove_ads", wall + 12)
         let r3 = try #require(b.drainResults().first)
         #expect(r3["alreadyOwned"] == .bool(true) && r3["result"]?.stringValue == "0")
         #expect(try b.transactions().count == 1)
@@ -141,15 +144,15 @@ struct LifecycleTests {
         var b = try env.open()
         _ = try b.sim(#"{"op":"ask_to_buy","enabled":true}"#)
         let before = POSIX.nowMs()
-        _ = try b.buy("remove_ads", 555)
-        _ = try b.buy("coins_100", 556)
+        _ = try b.buy("remove_ads", wall + 555)
+        _ = try b.buy("coins_100", wall + 556)
         let ms = b.drain()
         #expect(b.results(ms).isEmpty, "a pending purchase is not a result")
-        #expect(of(ms, "pending").map(\.keyValue) == [555, 556])
+        #expect(of(ms, "pending").map(\.keyValue) == [wall + 555, wall + 556])
         #expect(of(ms, "pending").first?["reason"]?.stringValue == "askToBuy")
         // C7: a purchase waiting for approval still owns its key: the same
         // click time gets a fresh key (this third purchase stays pending).
-        let fresh = try b.buy("coins_100", 555)
+        let fresh = try b.buy("coins_100", wall + 555)
         #expect(fresh > 556 && fresh >= before, "\(fresh)")
         b.close()
 
@@ -162,9 +165,9 @@ struct LifecycleTests {
         _ = try b.sim("{\"op\":\"decline\",\"id\":\"\(ids[1])\"}")
         let rs = b.drainResults()
         #expect(rs.count == 2)
-        let approved = try #require(rs.first { $0.keyValue == 555 })
+        let approved = try #require(rs.first { $0.keyValue == wall + 555 })
         #expect(approved["result"]?.stringValue == "0" && approved["origin"]?.stringValue == "game")
-        let declined = try #require(rs.first { $0.keyValue == 556 })
+        let declined = try #require(rs.first { $0.keyValue == wall + 556 })
         #expect(declined["result"]?.stringValue == "2" && declined["resultName"]?.stringValue == "declined")
         #expect(try b.transactions().count == 1, "a declined request charges nothing")
         try b.confirmAll(rs)
@@ -179,13 +182,13 @@ struct LifecycleTests {
         let env = TestEnv()
         var b = try env.open()
         _ = try b.sim(#"{"op":"ask_to_buy","enabled":true}"#)
-        _ = try b.buy("coins_100", 9001)
+        _ = try b.buy("coins_100", wall + 9001)
         b.close()
         env.reinstall()
         b = try env.open()
         let id = try #require(try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue?.first?["id"]?.stringValue)
         _ = try b.sim("{\"op\":\"approve\",\"id\":\"\(id)\"}")
-        #expect(b.drainResults().map(\.keyValue) == [9001])
+        #expect(b.drainResults().map(\.keyValue) == [wall + 9001])
         b.close()
     }
 
@@ -194,13 +197,13 @@ struct LifecycleTests {
         let env = TestEnv()
         var b = try env.open()
         _ = try b.sim(#"{"op":"interrupt_next"}"#)
-        _ = try b.buy("coins_100", 777)
+        _ = try b.buy("coins_100", wall + 777)
         let ms = b.drain()
         #expect(b.results(ms).isEmpty, "an interrupted payment is not a result: one key, one result")
         let pending = try #require(of(ms, "pending").first)
-        #expect(pending["reason"]?.stringValue == "interrupted" && pending.keyValue == 777)
+        #expect(pending["reason"]?.stringValue == "interrupted" && pending.keyValue == wall + 777)
         #expect(try b.transactions().isEmpty, "not charged yet")
-        #expect(throws: IAPError.self) { try b.confirm(777) }
+        #expect(throws: IAPError.self) { try b.confirm(wall + 777) }
         b.close()
 
         // The player completes the payment later; the game restarted in between.
@@ -210,13 +213,13 @@ struct LifecycleTests {
         _ = try b.sim("{\"op\":\"resolve\",\"id\":\"\(id)\"}")
         // A confirm before the game was shown the success takes nothing (C9).
         do {
-            try b.confirm(777)
+            try b.confirm(wall + 777)
             Issue.record("a confirm took a success the game had not been shown")
         } catch let e as IAPError {
             #expect(e.code == .notDelivered)
         }
         let success = b.drainResults()
-        #expect(success.count == 1 && success.first?["result"]?.stringValue == "0" && success.first?.keyValue == 777)
+        #expect(success.count == 1 && success.first?["result"]?.stringValue == "0" && success.first?.keyValue == wall + 777)
         b.c.flush()
         b.close()
         b = try env.open()

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int passed = 0, failed = 0;
@@ -57,6 +58,45 @@ static int count_results(iap_bridge *b, const char *key) {
         usleep(5000);
     }
     return n;
+}
+
+/* Drains everything for ~100 ms; counts the "7" messages with key k1 and
+ * with key k2, in one pass (a pass takes every message it sees). */
+static void count_two(iap_bridge *b, const char *k1, int *n1, const char *k2, int *n2) {
+    *n1 = *n2 = 0;
+    for (int i = 0; i < 20; i++) {
+        char *m;
+        while ((m = iap_poll(b)) != NULL) {
+            log_message(m);
+            char t[32] = "", k[32] = "";
+            iap_json_field(m, "type", t, sizeof t);
+            iap_json_field(m, "key", k, sizeof k);
+            if (strcmp(t, "7") == 0 && strcmp(k, k1) == 0) (*n1)++;
+            if (strcmp(t, "7") == 0 && strcmp(k, k2) == 0) (*n2)++;
+            iap_free(m);
+        }
+        usleep(5000);
+    }
+}
+
+/* A wall clock's milliseconds (November 2023): clicks at WALL + n are their
+ * own keys on a fresh dataDir (below 10^12 a click is an engine clock's). */
+#define WALL INT64_C(1700000000000)
+
+/* The wall clock in milliseconds: what a game passes as click_ms. */
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* "\"key\":\"<k>\"", as a message carries it (four buffers in turn). */
+static const char *key_field(int64_t k) {
+    static char bufs[4][48];
+    static int next;
+    char *b = bufs[next++ % 4];
+    snprintf(b, sizeof bufs[0], "\"key\":\"%lld\"", (long long)k);
+    return b;
 }
 
 static iap_bridge *open_ok(void) {
@@ -139,24 +179,33 @@ static void test_purchase_redelivery_confirm(void) {
     CHECK_RC(iap_request_products(b, "{\"a\":1}"), IAP_E_BAD_JSON);
     CHECK_RC(iap_request_products(b, "[\"\"]"), IAP_E_INVALID_ARG);
 
-    int64_t key = 0;
-    CHECK_RC(iap_buy(b, "coins_100", 1000, &key), IAP_OK);
-    CHECK(key == 1000, "key %lld", (long long)key);
+    /* A wall-clock click above every key handed out is its own key. */
+    int64_t click = wall_ms(), key = 0;
+    char ck[32];
+    snprintf(ck, sizeof ck, "%lld", (long long)click);
+    CHECK_RC(iap_buy(b, "coins_100", click, &key), IAP_OK);
+    CHECK(key == click, "key %lld for the click %lld", (long long)key, (long long)click);
     m = expect_msg(b, "7", NULL);
     CHECK(m != NULL, "no 7 after buy");
     if (m) {
         char k[32], r[8], t[64];
         iap_json_field(m, "key", k, sizeof k); iap_json_field(m, "result", r, sizeof r); iap_json_field(m, "transactionID", t, sizeof t);
-        CHECK(strcmp(k, "1000") == 0 && strcmp(r, "0") == 0 && t[0], "bad 7: %s", m);
+        CHECK(strcmp(k, ck) == 0 && strcmp(r, "0") == 0 && t[0], "bad 7: %s", m);
         free(m);
     }
     /* C7: the same click key again gets a fresh key (reported in out_key). */
-    CHECK_RC(iap_buy(b, "coins_100", 1000, &key), IAP_OK);
-    CHECK(key > 1000, "a used click key was handed out again: %lld", (long long)key);
+    CHECK_RC(iap_buy(b, "coins_100", click, &key), IAP_OK);
+    CHECK(key > click, "a used click key was handed out again: %lld", (long long)key);
+    /* An engine clock's click (milliseconds since launch) is no key: the
+     * next install would click it again, and a save that outlived this one
+     * would take the purchase for one it granted. A key past the clock. */
+    int64_t engine_key = 0;
+    CHECK_RC(iap_buy(b, "coins_100", 1000, &engine_key), IAP_OK);
+    CHECK(engine_key > key && engine_key >= click, "engine-clock click 1000 became key %lld", (long long)engine_key);
     /* An SDK-chosen key. */
     int64_t auto_key = 0;
     CHECK_RC(iap_buy(b, "remove_ads", 0, &auto_key), IAP_OK);
-    CHECK(auto_key > 0 && auto_key != 1000, "auto key %lld", (long long)auto_key);
+    CHECK(auto_key > engine_key, "auto key %lld", (long long)auto_key);
     CHECK_RC(iap_buy(b, "coins_100", -5, NULL), IAP_OK);  /* out_key may be NULL */
     /* Bad purchases store nothing. */
     CHECK_RC(iap_buy(b, "sword_of_nothing", 2000, &key), IAP_E_UNKNOWN_PRODUCT);
@@ -181,9 +230,14 @@ static void test_purchase_redelivery_confirm(void) {
     CHECK_RC(iap_close(b), IAP_OK);
 
     b = open_ok();
-    CHECK(count_results(b, "1000") == 1, "key 1000 not re-delivered exactly once after reopen");
-    CHECK_RC(iap_confirm(b, 1000), IAP_OK);
-    CHECK_RC(iap_confirm(b, 1000), IAP_E_UNKNOWN_KEY);
+    char ak[32];
+    snprintf(ak, sizeof ak, "%lld", (long long)auto_key);
+    int n_click = 0, n_auto = 0;
+    count_two(b, ck, &n_click, ak, &n_auto);
+    CHECK(n_click == 1, "key %s re-delivered %d times after reopen, not once", ck, n_click);
+    CHECK(n_auto == 1, "the unconfirmed SDK key %s re-delivered %d times after reopen, not once", ak, n_auto);
+    CHECK_RC(iap_confirm(b, click), IAP_OK);
+    CHECK_RC(iap_confirm(b, click), IAP_E_UNKNOWN_KEY);
     CHECK_RC(iap_flush(b), IAP_OK);
     char *tx = NULL;
     CHECK_RC(iap_simulator(b, "{\"op\":\"transactions\"}", &tx), IAP_OK);
@@ -192,10 +246,9 @@ static void test_purchase_redelivery_confirm(void) {
     CHECK_RC(iap_close(b), IAP_OK);
 
     b = open_ok();
-    CHECK(count_results(b, "1000") == 0, "key 1000 delivered again after confirm");
-    char ak[32];
-    snprintf(ak, sizeof ak, "%lld", (long long)auto_key);
-    CHECK(count_results(b, ak) == 0, "drained before");  /* already drained above */
+    count_two(b, ck, &n_click, ak, &n_auto);
+    CHECK(n_click == 0, "key %s delivered again after its confirm", ck);
+    CHECK(n_auto == 1, "the unconfirmed SDK key %s re-delivered %d times at the third open, not once", ak, n_auto);
     CHECK_RC(iap_close(b), IAP_OK);
 }
 
@@ -376,12 +429,13 @@ static void confirm_msg(iap_bridge *b, const char *m) {
 
 static void test_lifecycle(void) {
     char answer[8192], id[32], cmd[256], txn_ads[64] = "";
+    int64_t k_approved = 0, k_declined = 0, k_interrupted = 0, k_vip = 0;
     iap_bridge *b = open_lc();
 
     /* Ask to Buy, approved after a restart: success with the original key. */
     sim(b, "{\"op\":\"ask_to_buy\",\"enabled\":true}", NULL, 0);
-    CHECK_RC(iap_buy(b, "remove_ads", 8001, NULL), IAP_OK);
-    char *m = expect_msg(b, "pending", "\"key\":\"8001\"");
+    CHECK_RC(iap_buy(b, "remove_ads", 0, &k_approved), IAP_OK);
+    char *m = expect_msg(b, "pending", key_field(k_approved));
     CHECK(m != NULL, "no pending message for Ask to Buy");
     free(m);
     CHECK_RC(iap_close(b), IAP_OK);
@@ -390,18 +444,18 @@ static void test_lifecycle(void) {
     CHECK(iap_json_field(answer, "id", id, sizeof id), "pending list: %s", answer);
     snprintf(cmd, sizeof cmd, "{\"op\":\"approve\",\"id\":\"%s\"}", id);
     sim(b, cmd, NULL, 0);
-    m = expect_msg(b, "7", "\"key\":\"8001\"");
+    m = expect_msg(b, "7", key_field(k_approved));
     CHECK(m && strstr(m, "\"result\":\"0\"") && strstr(m, "\"origin\":\"game\""), "approved result: %s", m ? m : "(null)");
     if (m) { iap_json_field(m, "transactionID", txn_ads, sizeof txn_ads); confirm_msg(b, m); free(m); }
 
     /* Ask to Buy declined: a "7" with result "2" and the original key. */
-    CHECK_RC(iap_buy(b, "coins_100", 8002, NULL), IAP_OK);
-    free(expect_msg(b, "pending", "\"key\":\"8002\""));
+    CHECK_RC(iap_buy(b, "coins_100", 0, &k_declined), IAP_OK);
+    free(expect_msg(b, "pending", key_field(k_declined)));
     sim(b, "{\"op\":\"pending\"}", answer, sizeof answer);
     iap_json_field(answer, "id", id, sizeof id);
     snprintf(cmd, sizeof cmd, "{\"op\":\"decline\",\"id\":\"%s\"}", id);
     sim(b, cmd, NULL, 0);
-    m = expect_msg(b, "7", "\"key\":\"8002\"");
+    m = expect_msg(b, "7", key_field(k_declined));
     CHECK(m && strstr(m, "\"result\":\"2\""), "declined result: %s", m ? m : "(null)");
     if (m) { confirm_msg(b, m); free(m); }
     sim(b, "{\"op\":\"ask_to_buy\",\"enabled\":false}", NULL, 0);
@@ -409,24 +463,24 @@ static void test_lifecycle(void) {
     /* Interrupted: a "pending" (no result yet, nothing to confirm); after a
      * restart it completes: the key's one result. */
     sim(b, "{\"op\":\"interrupt_next\"}", NULL, 0);
-    CHECK_RC(iap_buy(b, "coins_100", 8003, NULL), IAP_OK);
-    m = expect_msg(b, "pending", "\"key\":\"8003\"");
+    CHECK_RC(iap_buy(b, "coins_100", 0, &k_interrupted), IAP_OK);
+    m = expect_msg(b, "pending", key_field(k_interrupted));
     CHECK(m && strstr(m, "\"reason\":\"interrupted\""), "interrupted: %s", m ? m : "(null)");
     free(m);
-    CHECK_RC(iap_confirm(b, 8003), IAP_E_NOT_DELIVERED);
+    CHECK_RC(iap_confirm(b, k_interrupted), IAP_E_NOT_DELIVERED);
     CHECK_RC(iap_close(b), IAP_OK);
     b = open_lc();
     sim(b, "{\"op\":\"pending\"}", answer, sizeof answer);
     CHECK(iap_json_field(answer, "id", id, sizeof id) && strstr(answer, "interrupted"), "pending: %s", answer);
     snprintf(cmd, sizeof cmd, "{\"op\":\"resolve\",\"id\":\"%s\"}", id);
     sim(b, cmd, NULL, 0);
-    m = expect_msg(b, "7", "\"key\":\"8003\"");
+    m = expect_msg(b, "7", key_field(k_interrupted));
     CHECK(m && strstr(m, "\"result\":\"0\""), "resolved result: %s", m ? m : "(null)");
     if (m) { confirm_msg(b, m); free(m); }
 
     /* A subscription renews (store-initiated, negative key), then expires. */
-    CHECK_RC(iap_buy(b, "vip_monthly", 8004, NULL), IAP_OK);
-    m = expect_msg(b, "7", "\"key\":\"8004\"");
+    CHECK_RC(iap_buy(b, "vip_monthly", 0, &k_vip), IAP_OK);
+    m = expect_msg(b, "7", key_field(k_vip));
     CHECK(m && strstr(m, "\"expiresDate\":1"), "subscription result: %s", m ? m : "(null)");
     if (m) { confirm_msg(b, m); free(m); }
     sim(b, "{\"op\":\"advance\",\"seconds\":2764800}", NULL, 0);
@@ -490,26 +544,24 @@ static void test_ownership(void) {
              "\"nonRenewingTerms\":{\"season_pass\":\"P1M\"}}", g_dir, g_catalog, g_dir);
     iap_bridge *b = NULL;
     CHECK_RC(iap_open(cfg, &b), IAP_OK);
-    CHECK_RC(iap_buy(b, "remove_ads", 9101, NULL), IAP_OK);
-    char *m = expect_msg(b, "7", "\"key\":\"9101\"");
+    CHECK_RC(iap_buy(b, "remove_ads", WALL + 9101, NULL), IAP_OK);
+    char *m = expect_msg(b, "7", key_field(WALL + 9101));
     CHECK(m && strstr(m, "\"alreadyOwned\":false"), "first purchase: %s", m ? m : "(null)");
     if (m) { confirm_msg(b, m); free(m); }
     CHECK_RC(iap_close(b), IAP_OK);
     CHECK_RC(iap_open(cfg, &b), IAP_OK);
-    CHECK_RC(iap_buy(b, "remove_ads", 9102, NULL), IAP_OK);
-    m = expect_msg(b, "7", "\"key\":\"9102\"");
+    CHECK_RC(iap_buy(b, "remove_ads", WALL + 9102, NULL), IAP_OK);
+    m = expect_msg(b, "7", key_field(WALL + 9102));
     CHECK(m && strstr(m, "\"alreadyOwned\":true") && strstr(m, "\"result\":\"0\""), "owned purchase: %s", m ? m : "(null)");
     if (m) { confirm_msg(b, m); free(m); }
     sim(b, "{\"op\":\"transactions\"}", answer, sizeof answer);
     CHECK(count_substr(answer, "remove_ads") == 1, "owned product charged twice: %s", answer);
 
     /* Non-renewing: bought twice, two transactions, each with an end date. */
-    CHECK_RC(iap_buy(b, "season_pass", 9103, NULL), IAP_OK);
-    CHECK_RC(iap_buy(b, "season_pass", 9104, NULL), IAP_OK);
-    for (int k = 9103; k <= 9104; k++) {
-        char want[32];
-        snprintf(want, sizeof want, "\"key\":\"%d\"", k);
-        m = expect_msg(b, "7", want);
+    CHECK_RC(iap_buy(b, "season_pass", WALL + 9103, NULL), IAP_OK);
+    CHECK_RC(iap_buy(b, "season_pass", WALL + 9104, NULL), IAP_OK);
+    for (int64_t k = WALL + 9103; k <= WALL + 9104; k++) {
+        m = expect_msg(b, "7", key_field(k));
         CHECK(m && strstr(m, "\"alreadyOwned\":false") && strstr(m, "\"expiresDate\":1"), "season pass: %s", m ? m : "(null)");
         if (m) { confirm_msg(b, m); free(m); }
     }
@@ -517,12 +569,12 @@ static void test_ownership(void) {
     CHECK(count_substr(answer, "season_pass") == 2, "season pass purchases: %s", answer);
 
     /* Upgrade in a subscription group: at once, same original ID. */
-    CHECK_RC(iap_buy(b, "vip_monthly", 9105, NULL), IAP_OK);
-    m = expect_msg(b, "7", "\"key\":\"9105\"");
+    CHECK_RC(iap_buy(b, "vip_monthly", WALL + 9105, NULL), IAP_OK);
+    m = expect_msg(b, "7", key_field(WALL + 9105));
     char orig[64] = "";
     if (m) { iap_json_field(m, "originalTransactionID", orig, sizeof orig); confirm_msg(b, m); free(m); }
-    CHECK_RC(iap_buy(b, "vip_yearly", 9106, NULL), IAP_OK);
-    m = expect_msg(b, "7", "\"key\":\"9106\"");
+    CHECK_RC(iap_buy(b, "vip_yearly", WALL + 9106, NULL), IAP_OK);
+    m = expect_msg(b, "7", key_field(WALL + 9106));
     CHECK(m && strstr(m, "vip_yearly") && orig[0] && strstr(m, orig), "upgrade: %s (original %s)", m ? m : "(null)", orig);
     if (m) { confirm_msg(b, m); free(m); }
     CHECK_RC(iap_restore(b), IAP_OK);

@@ -155,7 +155,7 @@ static partial class Driver
               Bridge.VersionNumber.ToString());
         Prepare("main");
         string config = Config("main");
-        const long click = 1700000000001;
+        long click = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();  // a wall-clock click: its own key
         string txn;
 
         using (var b = Bridge.Open(config))

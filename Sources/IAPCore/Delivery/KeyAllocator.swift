@@ -29,8 +29,20 @@ final class KeyAllocator: @unchecked Sendable {
         self.maxInFlight = maxInFlight
     }
 
+    /// The lowest click that is its own key: 10^12 ms after 1970 (September
+    /// 2001). A key must be new to the game's save, not only to this
+    /// dataDir: a save that outlives the install (a cloud save, a second
+    /// device) lists the keys granted before, and a fresh or restored
+    /// dataDir remembers fewer. An engine clock (milliseconds since launch,
+    /// or whole seconds) clicks the same low values on every install; taken
+    /// as keys, they would repeat a key the save granted already, and the
+    /// game would ignore a paid purchase. Below this, no click is a wall
+    /// clock's milliseconds.
+    static let lowestClickKey: Int64 = 1_000_000_000_000
+
     /// The key for a click at `clickMs`: the click itself when it is above
-    /// the mark, otherwise `max(now, mark + 1)`. `start` posts the purchase
+    /// the mark and a wall clock's (at least `lowestClickKey`), otherwise
+    /// `max(now, mark + 1)`. `start` posts the purchase
     /// (under this lock, so no later key can be started ahead of it); when it
     /// refuses, nothing is taken.
     func take(clickMs: Int64, nowMs: Int64, start: (Int64) -> Bool) throws(IAPError) -> Int64 {
@@ -39,10 +51,11 @@ final class KeyAllocator: @unchecked Sendable {
                 throw IAPError(.busy, "\(inFlight.count) purchases are waiting for the store's answer (at most \(maxInFlight), the config's \"purchasesInFlight\"); nothing was stored or charged: try again once a \"7\" or \"pending\" arrives")
             }
             var k = clickMs
-            if k <= mark {
-                // No click (<= 0) or a low one (two taps in a millisecond, an
-                // engine clock that restarts at launch, a clock set back):
-                // past the mark and past the wall clock. The mark lives only
+            if k <= mark || k < KeyAllocator.lowestClickKey {
+                // No click (<= 0), a low one (two taps in a millisecond, a
+                // clock set back) or one no wall clock makes (an engine
+                // clock, see `lowestClickKey`): past the mark and past the
+                // wall clock. The mark lives only
                 // in the outbox, and a device restored from an older backup
                 // brings an older one back; the keys handed out since were
                 // at most the clock of their day (or a burst's last + 1), so

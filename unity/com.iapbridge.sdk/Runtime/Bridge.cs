@@ -160,9 +160,12 @@ namespace IAPBridge
             return "[" + string.Join(",", parts) + "]";
         }
 
-        /// Starts a purchase. `clickMs` is the time of the player's click in
-        /// milliseconds and becomes the purchase's key (<= 0: the SDK picks
-        /// one). Returns the key; the result arrives as PurchaseReceived ("7")
+        /// Starts a purchase. `clickMs` is the wall-clock time of the
+        /// player's click in Unix milliseconds
+        /// (DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()) and becomes the
+        /// purchase's key when it is above every key handed out before; an
+        /// engine clock (Time.time) or <= 0 gets a fresh key from the SDK.
+        /// Returns the key used: save that one. The result arrives as PurchaseReceived ("7")
         /// with that key, also after a crash and restart if the store charged
         /// it (a crash before anyone paid leaves the key with no result).
         public long Buy(string productId, long clickMs)
