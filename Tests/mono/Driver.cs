@@ -33,6 +33,7 @@ static partial class Driver
         {
             BridgeScenario();
             CallbackScenario();
+            ThrowingHandlerScenario();
             ErrorScenario();
             JsonScenario();
             ExampleShopScenario();
@@ -285,6 +286,41 @@ static partial class Driver
     }
 
     /// Errors surface as BridgeException with the header's code and the library's message.
+    /// A handler that throws (a destroyed panel still subscribed to
+    /// MessageReceived) does not keep the "7" from PurchaseReceived, nor
+    /// escape DispatchPending; the exception is logged.
+    static void ThrowingHandlerScenario()
+    {
+        Prepare("throwing");
+        var logged = new List<string>();
+        var oldLog = Bridge.Log;
+        Bridge.Log = s => logged.Add(s);
+        try
+        {
+            using (var b = Bridge.Open(Config("throwing")))
+            {
+                PurchaseMessage got = null;
+                b.MessageReceived += m => { throw new InvalidOperationException("a destroyed panel"); };
+                b.PurchaseReceived += p => { throw new InvalidOperationException("a second stale handler"); };
+                b.PurchaseReceived += p => { got = p; b.Confirm(p.Key); };
+                long key = b.Buy("coins_100", 0);
+                bool escaped = false;
+                var until = DateTime.UtcNow.AddSeconds(15);
+                while (got == null && DateTime.UtcNow < until)
+                {
+                    try { if (b.DispatchPending() == 0) Thread.Sleep(2); }
+                    catch (Exception) { escaped = true; break; }
+                }
+                Check(!escaped && got != null && got.Key == key && got.IsSuccess,
+                      "handlers that throw: the grant handler still gets the \"7\", nothing escapes DispatchPending",
+                      escaped ? "an exception escaped" : (got == null ? "no 7" : got.json));
+                Check(logged.Exists(l => l.Contains("a destroyed panel")) && logged.Exists(l => l.Contains("a second stale handler")),
+                      "...and each handler's exception is logged", string.Join(" | ", logged));
+            }
+        }
+        finally { Bridge.Log = oldLog; }
+    }
+
     static void ErrorScenario()
     {
         Prepare("errors");

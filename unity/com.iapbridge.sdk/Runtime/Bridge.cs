@@ -328,9 +328,12 @@ namespace IAPBridge
         }
 
         /// Raises the events for up to `max` waiting messages on the calling
-        /// thread (call it from Update). Returns how many were dispatched. An
-        /// exception thrown by a handler propagates; the rest of the messages
-        /// stay queued for the next call.
+        /// thread (call it from Update). Returns how many were dispatched.
+        /// Each handler runs on its own: one that throws (a destroyed panel
+        /// still subscribed) is logged through Log and the others still get
+        /// the message, so a stale subscriber never keeps a purchase from the
+        /// code that grants it. A "7" no handler confirmed stays with the SDK
+        /// and is delivered again at the next Open.
         public int DispatchPending(int max = 100)
         {
             int n = 0;
@@ -345,19 +348,33 @@ namespace IAPBridge
 
         private void Raise(Message m)
         {
-            var all = MessageReceived;
-            if (all != null) all(m);
-            if (m is PurchaseMessage) { var h = PurchaseReceived; if (h != null) h((PurchaseMessage)m); }
-            else if (m is ProductsMessage) { var h = ProductsReceived; if (h != null) h((ProductsMessage)m); }
-            else if (m is EntitlementsMessage) { var h = EntitlementsReceived; if (h != null) h((EntitlementsMessage)m); }
-            else if (m is PendingMessage) { var h = PendingReceived; if (h != null) h((PendingMessage)m); }
-            else if (m is RevokedMessage) { var h = RevokedReceived; if (h != null) h((RevokedMessage)m); }
-            else if (m is ErrorMessage) { var h = ErrorReceived; if (h != null) h((ErrorMessage)m); }
-            else if (m is OutboxDamagedMessage) { var h = OutboxDamagedReceived; if (h != null) h((OutboxDamagedMessage)m); }
-            else if (m is SubscriptionMessage) { var h = SubscriptionReceived; if (h != null) h((SubscriptionMessage)m); }
-            else if (m is AppTransactionMessage) { var h = AppTransactionReceived; if (h != null) h((AppTransactionMessage)m); }
-            else if (m is SheetMessage) { var h = SheetClosed; if (h != null) h((SheetMessage)m); }
-            else if (m is StoreMessage) { var h = StoreMessageReceived; if (h != null) h((StoreMessage)m); }
+            Deliver(MessageReceived, m);
+            if (m is PurchaseMessage) Deliver(PurchaseReceived, (PurchaseMessage)m);
+            else if (m is ProductsMessage) Deliver(ProductsReceived, (ProductsMessage)m);
+            else if (m is EntitlementsMessage) Deliver(EntitlementsReceived, (EntitlementsMessage)m);
+            else if (m is PendingMessage) Deliver(PendingReceived, (PendingMessage)m);
+            else if (m is RevokedMessage) Deliver(RevokedReceived, (RevokedMessage)m);
+            else if (m is ErrorMessage) Deliver(ErrorReceived, (ErrorMessage)m);
+            else if (m is OutboxDamagedMessage) Deliver(OutboxDamagedReceived, (OutboxDamagedMessage)m);
+            else if (m is SubscriptionMessage) Deliver(SubscriptionReceived, (SubscriptionMessage)m);
+            else if (m is AppTransactionMessage) Deliver(AppTransactionReceived, (AppTransactionMessage)m);
+            else if (m is SheetMessage) Deliver(SheetClosed, (SheetMessage)m);
+            else if (m is StoreMessage) Deliver(StoreMessageReceived, (StoreMessage)m);
+        }
+
+        /// Calls each of `handlers` with `m`, every one whatever the others
+        /// throw (see DispatchPending).
+        private static void Deliver<T>(Action<T> handlers, T m) where T : Message
+        {
+            if (handlers == null) return;
+            foreach (Action<T> h in handlers.GetInvocationList())
+            {
+                try { h(m); }
+                catch (Exception e)
+                {
+                    try { Log("IAPBridge: a " + typeof(T).Name + " handler threw; the other handlers still got the message (type \"" + m.type + "\"): " + e); } catch { }
+                }
+            }
         }
 
         /// Switches delivery to the SDK's callback (enabled) or back to polling.
