@@ -453,24 +453,25 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     }
     #endif
 
-    /// Consumables refunded while the app was closed: `Transaction.updates`
-    /// does not deliver them again and entitlements never list consumables,
-    /// so `Transaction.all` (which keeps refunded consumables) is scanned at
-    /// open, all of it: Apple documents no order, so any cap on the count
-    /// could stop before the one refund that matters (a game with
-    /// SKIncludeConsumableInAppPurchaseHistory keeps every consumable
-    /// there). The scan runs on the store's own task, never on the game's
-    /// thread, and stops when the bridge closes. Revocations of the last
-    /// `refundScanDays` days; the coordinator drops those it has delivered
-    /// already (tombstones).
+    /// Purchases refunded while the app was closed, of every kind:
+    /// `Transaction.updates` does not deliver them again, entitlements never
+    /// list consumables, and a non-consumable or subscription that is only
+    /// missing from "entitlements" would have a game that missed a launch
+    /// never hear "revoked" (docs/PROTOCOL.md promises it for every kind).
+    /// `Transaction.all` keeps refunded transactions, so it is scanned at
+    /// open, all of it and with no age limit: Apple documents no order, so
+    /// any cap on the count could stop before the one refund that matters
+    /// (a game with SKIncludeConsumableInAppPurchaseHistory keeps every
+    /// consumable there), and a player away for a season still has a refund
+    /// to hear of. The scan runs on the store's own task, never on the
+    /// game's thread, and stops when the bridge closes; the coordinator
+    /// drops the revocations it has delivered already (tombstones, kept as
+    /// long as the outbox).
     /// Returns the subscription groups the scan saw (for the "open" status).
     @discardableResult
     private func reportRefundsWhileClosed() async -> [String] {
-        let since = Date().addingTimeInterval(-Double(StoreKitStore.refundScanDays) * 86_400)
-        return await scanHistory { result in
-            let t = result.unsafePayloadValue
-            guard case .verified = result, t.productType == .consumable, let revoked = t.revocationDate, revoked >= since
-            else { return }
+        await scanHistory { result in
+            guard case .verified(let t) = result, t.revocationDate != nil else { return }
             await report(result, .update)
         }
     }
@@ -487,8 +488,6 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         }
         return groups
     }
-
-    static let refundScanDays = 90
 
     /// What the player owns: verified, unrevoked entitlements; non-renewing
     /// subscriptions only within the game's term (as the simulator).

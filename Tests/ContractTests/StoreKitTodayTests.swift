@@ -304,9 +304,10 @@ extension StoreContract {
         /// (SKIncludeConsumableInAppPurchaseHistory keeps them in
         /// `Transaction.all`), the refunded one comes last: a scan with a cap
         /// (2,000, until issue 22) never reached it.
-        @Test("A consumable refunded while the app was closed is reported at the next open, once; also after a history of 10,000",
-              arguments: [0, 10_000])
-        func refundWhileClosed(history: Int) async throws {
+        @Test("A purchase refunded while the app was closed is reported at the next open, once, whatever its kind and however long ago; also after a history of 10,000",
+              arguments: [("coins_100", 0, 0.0), ("coins_100", 10_000, 0.0), ("remove_ads", 0, 0.0), ("vip_monthly", 0, 0.0),
+                          ("remove_ads", 0, 200.0)])
+        func refundWhileClosed(product: String, history: Int, daysAway: Double) async throws {
             let env = fresh()
             if history > 0 {
                 StandIn.includeConsumableHistory = true
@@ -314,7 +315,7 @@ extension StoreContract {
             }
             var (b, _) = try await launch(env)
             let key: Int64 = 1_810_000_000_070
-            _ = try b.buy("coins_100", key)
+            _ = try b.buy(product, key)
             let r = try #require(await b.result(key: key))
             let txn = try #require(r.transactionID.flatMap(UInt64.init))
             try b.confirm(key)
@@ -322,12 +323,14 @@ extension StoreContract {
             b.close()
 
             StandIn.refundWhileClosed(txn)
+            // A player away for a season (the refund older than any scan window).
+            if daysAway > 0 { StandIn.advanceClock(seconds: daysAway * 86_400) }
             (b, _) = try await launch(env)
             await b.wait(for: "the revoked message") { ms in
                 ms.contains { $0["type"]?.stringValue == "revoked" && $0.transactionID == String(txn) }
             }
             let rv = try #require(b.messages(type: "revoked").first { $0.transactionID == String(txn) })
-            #expect(rv["kind"]?.stringValue == "consumable")
+            #expect(rv["kind"]?.stringValue == (product == "coins_100" ? "consumable" : product == "remove_ads" ? "nonConsumable" : "autoRenewableSubscription"))
             try b.confirm(try #require(rv.key))
             #expect(b.c.flush() == nil)
             b.close()
