@@ -39,7 +39,11 @@
  *   no timer, no task): the host may dlclose the library (a plugin reload, a
  *   Godot or LÖVE restart, Unity's domain reload) and load it again. The one
  *   exception: iap_close called from inside a callback returns into the
- *   callback thread, which ends right after the callback returns. On Linux
+ *   callback thread, which ends right after the callback returns. With
+ *   StoreKit, one more: a Transaction.finish() that StoreKit has not answered
+ *   within its time limit is given up on (iap_close waits at most 2 s), and
+ *   returns into the library whenever StoreKit answers; on macOS, keep the
+ *   library loaded until the process ends (Unity's editor does). On Linux
  *   the library stays mapped after dlclose (it pins itself when loaded: the
  *   Swift runtime keeps pointers into it), and the next dlopen returns the
  *   same library with every bridge closed.

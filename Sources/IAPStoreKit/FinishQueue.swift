@@ -41,12 +41,36 @@ final class FinishQueue: @unchecked Sendable {
 
     /// Every finish task: `stop` waits for them (C8).
     private let tasks = TaskTracker()
+    /// Set by `stop` once the queue may take no more: `next` then ends the
+    /// drain, whatever is left (finished at the next launch: the outbox's
+    /// tombstones recognise the re-delivery).
+    private var stopped = false
+    /// Signalled when the drain has nothing left (`stop` waits for it).
+    private var idle: OneShot? = nil
 
-    /// Refuses new finishes and waits up to `limitMs` for the one under way.
-    func stop(limitMs: Int64) { tasks.stop(limitMs: limitMs) }
+    /// Lets the finishes already queued (a close's last confirms) run for
+    /// up to `limitMs`, then drops what is left, cancels the one under way
+    /// and waits for its task to end. Nothing of the queue runs after this
+    /// returns but Apple's own `finish()` calls it gave up on (nothing can
+    /// cancel those; they return into no SDK code).
+    func stop(limitMs: Int64) {
+        let due = SDKThread.nowMs() + limitMs
+        let wait: OneShot? = lock.withLock {
+            guard draining else { return nil }
+            let o = OneShot()
+            idle = o
+            return o
+        }
+        _ = wait?.wait(timeoutMs: limitMs)
+        lock.withLock { stopped = true }
+        tasks.stop(limitMs: max(50, due - SDKThread.nowMs()))
+    }
 
     /// Finishes that ran out of time so far.
     var timeoutCount: Int { lock.withLock { timedOut } }
+
+    /// Finish tasks still running (0 once `stop` returned: C8).
+    var runningCount: Int { tasks.count }
 
     private func drain() async {
         while let (id, work) = next() {
@@ -55,19 +79,22 @@ final class FinishQueue: @unchecked Sendable {
                 busy.remove(id)
                 if !inTime { timedOut += 1 }
             }
-            if !inTime { onTimeout(id) }
+            if !inTime && !Task.isCancelled { onTimeout(id) }
         }
     }
 
     private func next() -> (String, Work)? {
-        lock.withLock {
-            guard !waiting.isEmpty else {
+        let (w, done): ((String, Work)?, OneShot?) = lock.withLock {
+            guard !waiting.isEmpty, !stopped, !Task.isCancelled else {
                 draining = false
-                return nil
+                defer { idle = nil }
+                return (nil, idle)
             }
             let w = waiting.removeFirst()
-            return (w.id, w.work)
+            return ((w.id, w.work), nil)
         }
+        done?.signal()
+        return w
     }
 }
 
@@ -76,6 +103,8 @@ enum TimeLimit {
     /// Starts `work` in its own task; returns true when it completed within
     /// `ms`, false when the time ran out first (the work is then abandoned,
     /// still running).
+    /// A cancelled caller (the bridge closing) gets false at once, and the
+    /// timer ends with it: only `work` itself may still be running then.
     static func run(ms: Int64, _ work: @escaping @Sendable () async -> Void) async -> Bool {
         let gate = Gate()
         Task {
@@ -86,10 +115,22 @@ enum TimeLimit {
             try? await Task.sleep(nanoseconds: UInt64(max(1, ms)) * 1_000_000)
             gate.open(false)
         }
-        let inTime = await gate.wait()
+        live.withLock { $0 += 1 }
+        let inTime = await withTaskCancellationHandler {
+            await gate.wait()
+        } onCancel: {
+            gate.open(false)
+        }
         timer.cancel()
+        _ = await timer.value
+        live.withLock { $0 -= 1 }
         return inTime
     }
+
+    /// Calls of `run` under way with their timers (0 once every bridge
+    /// closed: C8).
+    static var runningCount: Int { live.withLock { $0 } }
+    private static let live = Locked(0)
 
     /// A one-shot result that can be set before or after someone waits.
     private final class Gate: @unchecked Sendable {

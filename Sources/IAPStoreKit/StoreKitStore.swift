@@ -83,6 +83,10 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     /// held one past the limit).
     public var runningTaskCount: Int { tasks.count }
 
+    /// Finish tasks and time-limited calls (finishes, price lookups) still
+    /// running: 0 once `stop` returned (C8).
+    public var runningFinishCount: Int { finisher.runningCount + TimeLimit.runningCount }
+
     // MARK: Store
 
     public func start(sink: @escaping @Sendable (StoreEvent) -> Void) {
@@ -264,8 +268,13 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         }
         // Promoted purchases the game did not answer wait for the next bridge.
         if let id = lock.withLock({ promotedOwner }) { PromotedIntents.shared.detach(id, unanswered: unanswered) }
-        tasks.stop(limitMs: StoreKitStore.stopLimitMs)
-        finisher.stop(limitMs: StoreKitStore.stopLimitMs)
+        // One deadline for both, the close's last finishes first (the
+        // coordinator queued them just before): `iap_close` waits at most
+        // `stopLimitMs` here, also when called on the main thread, which a
+        // StoreKit task hopping to the main actor then cannot reach.
+        let due = SDKThread.nowMs() + StoreKitStore.stopLimitMs
+        finisher.stop(limitMs: StoreKitStore.stopLimitMs / 2)
+        tasks.stop(limitMs: max(50, due - SDKThread.nowMs()))
     }
 
     // MARK: Reporting

@@ -230,6 +230,34 @@ extension StoreContract {
             #expect(store.runningTaskCount > 0, "the update listener runs while the bridge is open")
             b.close()
             #expect(store.runningTaskCount == 0, "a task of the closed bridge still runs")
+            #expect(store.runningFinishCount == 0, "a finish task or a time limit's timer of the closed bridge still runs")
+        }
+
+        @Test("iap_close with a finish() that hangs: the close's own last finish is given up within the close's limit, and nothing of the bridge runs after (C8): no finish task, no time limit's timer; the next launch finishes it")
+        func closeWithHangingFinish() async throws {
+            let env = fresh()
+            var (b, store) = try await launch(env)   // finishes may take 10 s (the default limit)
+            let key: Int64 = 1_800_000_000_031
+            _ = try b.buy("coins_100", key)
+            let txn = try #require(await b.result(key: key)?.transactionID.flatMap(UInt64.init))
+            StandIn.finishHangs = true
+            try b.confirm(key)
+            await TestBridge.eventually("finish() called") { StandIn.finishCalls.contains(txn) }
+            let t0 = SDKThread.nowMs()
+            b.close()
+            let closeMs = SDKThread.nowMs() - t0
+            // A liveness bound, not a timing goal: the finish's own limit is 10 s.
+            #expect(closeMs < 8_000, "iap_close waited \(closeMs) ms for a finish() that never returns")
+            #expect(store.runningTaskCount == 0 && store.runningFinishCount == 0,
+                    "after iap_close: \(store.runningTaskCount) store tasks, \(store.runningFinishCount) finish tasks or timers still running")
+            #expect(!StandIn.isFinished(txn))
+            StandIn.finishHangs = false
+            (b, store) = try await launch(env)
+            try await barrier(b)
+            #expect(b.results(transaction: String(txn)).isEmpty, "confirmed: not shown again (C4)")
+            await TestBridge.eventually("finished at the next launch") { StandIn.isFinished(txn) }
+            b.close()
+            StandIn.releaseHungFinishes(takeEffect: false)
         }
 
         @Test("A finish() that never returns does not wedge the bridge; the transaction is finished at the next launch")
