@@ -13,6 +13,11 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cc -O1 -Wall -Wextra -o "$work/unload" Tests/unload/main.c -ldl
 LD_LIBRARY_PATH="$runtime" timeout 300 "$work/unload" "$lib" "$PWD/samples/catalog/Game.storekit" "$work" "${UNLOAD_ROUNDS:-100}"
-if [ -f Tests/bindings/lua/unload-loop.sh ] && command -v luajit >/dev/null; then
+if command -v luajit >/dev/null; then
   bash Tests/bindings/lua/unload-loop.sh
+elif [ "${CI:-}" = "true" ]; then
+  echo "unload: FAILED: luajit is required in CI for the Lua unload loop (apt-get install luajit)" >&2
+  exit 1
+else
+  echo "unload: SKIPPED the Lua unload loop: no luajit"
 fi

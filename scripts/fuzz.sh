@@ -49,9 +49,16 @@ mkdir -p "$OUT"
 # ---- build ---------------------------------------------------------------
 echo "fuzz: building the library with -sanitize=fuzzer,address ($SCRATCH)"
 t0=$(date +%s)
-swift build -c release --scratch-path "$SCRATCH" --target IAPBridge \
+# The build's own status decides: an older $SCRATCH keeps its objects, so a
+# failed build would otherwise go on with stale fuzzers.
+if ! swift build -c release --scratch-path "$SCRATCH" --target IAPBridge \
   -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=fuzzer-no-link,address \
-  -Xswiftc -assert-config -Xswiftc Debug 2>&1 | grep -v '^\[' || true
+  -Xswiftc -assert-config -Xswiftc Debug >"$OUT/build.log" 2>&1; then
+  grep -v '^\[' "$OUT/build.log" | tail -40 >&2
+  echo "fuzz: the library build failed" >&2
+  exit 1
+fi
+grep -v '^\[' "$OUT/build.log" || true
 BIN=$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)
 for m in CIAPSupport CIAPFrame IAPCore IAPSimulator IAPBridge; do
   [ -d "$BIN/$m.build" ] || { echo "fuzz: $BIN/$m.build missing: the library build failed" >&2; exit 1; }

@@ -110,6 +110,9 @@ struct NewcomerMismatchTests {
     static func calls(_ h: OpaquePointer?) -> [(String, Int32)] {
         var k: Int64 = 0
         var o: UnsafeMutablePointer<CChar>? = nil
+        // A call that fails with a text of its own first: the poll's code is
+        // read from the text the poll itself left, not from an earlier call's.
+        _ = iap_request_products(nil, nil)
         let polled = iap_poll(h)
         let pollCode: Int32 = polled == nil && lastError().contains("not a bridge returned by iap_open") ? -7
             : polled == nil && lastError().contains("the bridge was closed") ? -8 : 0

@@ -13,12 +13,9 @@ struct ThreadNameTests {
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test("the SDK thread is \"IAPBridge SDK\", the callback thread \"IAPBridge calls\"")
+    @Test("the SDK thread is \"IAPBridge SDK\", the callback thread \"IAPBridge calls\"",
+          .enabled(if: ThreadNameTests.ownName() != nil, "no /proc/thread-self/comm on this system"))
     func named() throws {
-        guard ThreadNameTests.ownName() != nil else {
-            print("ThreadNameTests.named: SKIPPED, no /proc/thread-self/comm on this system")
-            return
-        }
         let mine = ThreadNameTests.ownName()
         let env = TestEnv()
         let bridge = try env.open()
