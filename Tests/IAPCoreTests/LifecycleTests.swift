@@ -232,6 +232,37 @@ struct LifecycleTests {
         b.close()
     }
 
+    @Test("a refund's \"revoked\" confirmed before its purchase's \"7\" was handled: the transaction stays unfinished, and the \"7\" comes back at the next open under its key, not reported as unvouched (C3, C9)")
+    func revokedConfirmedFirst() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        _ = b.drain()
+        let key = try b.buy("coins_100", 0)
+        let seven = try #require(b.drainResults().first { $0.keyValue == key })
+        let txn = try #require(seven["transactionID"]?.stringValue)
+        // The game queued the "7" for its main loop; the refund comes first.
+        _ = try b.sim("{\"op\":\"refund\",\"transactionID\":\"\(txn)\"}")
+        let revoked = try #require(b.drain().first { $0["type"]?.stringValue == "revoked" })
+        try b.confirm(try #require(revoked.keyValue))
+        b.c.flush()
+        let store = try b.sim("{\"op\":\"transactions\"}")
+        let t = try #require(store["transactions"]?.arrayValue?.first { $0["transactionID"]?.stringValue == txn })
+        #expect(t["finished"] == .bool(false), "finished while its \"7\" was unconfirmed: \(t)")
+        b.close()   // the app dies before its main loop handled the "7"
+
+        b = try env.open()
+        let ms = b.drain()
+        #expect(ms.contains { $0["type"]?.stringValue == "7" && $0.keyValue == key }, "the unhandled \"7\" did not come back: \(ms)")
+        #expect(!ms.contains { $0["type"]?.stringValue == "unvouched" }, "reported as unvouched: \(ms)")
+        #expect(!ms.contains { $0["type"]?.stringValue == "revoked" }, "the confirmed \"revoked\" came back")
+        try b.confirm(key)
+        b.c.flush()
+        let after = try b.sim("{\"op\":\"transactions\"}")
+        #expect(after["transactions"]?.arrayValue?.first { $0["transactionID"]?.stringValue == txn }?["finished"] == .bool(true),
+                "finished once the last record of it was confirmed")
+        b.close()
+    }
+
     @Test("refund: a \"revoked\" message kept until confirmed; also for a refund made while the app was closed")
     func refunds() throws {
         let env = TestEnv()

@@ -514,11 +514,21 @@ public final class Outbox {
         confirmCalls &+= 1
         pendingConfirmIDs.append(contentsOf: ids)
         for id in ids {
-            if let txn = removeLive(id, previousSession: false), !txn.isEmpty {
+            if let txn = removeLive(id, previousSession: false), !txn.isEmpty, !hasLiveRecord(ofTransaction: txn) {
                 pendingFinish.append(txn)
                 pendingFinishSet.insert(txn)
             }
         }
+    }
+
+    /// Whether a live record of either flavour still names `txn` (a purchase
+    /// and its refund's "revoked"; two "already owned" answers of one
+    /// transaction). Its transaction is finished only once the last of them
+    /// is confirmed: finished earlier, the store would stop listing it as
+    /// unfinished, and the next open would drop the result the game has not
+    /// handled as one the store does not vouch for (C3, C9).
+    private func hasLiveRecord(ofTransaction txn: String) -> Bool {
+        byTransaction[TransactionTag(txn, .transaction)] != nil || byTransaction[TransactionTag(txn, .revocation)] != nil
     }
 
     public var hasPendingConfirms: Bool { !pendingConfirmIDs.isEmpty || !pendingFinish.isEmpty }
