@@ -207,6 +207,12 @@ struct SimPending: Sendable {
     var id: String
     var productID: String
     var key: Int64
+    /// The click's token as the game's purchase call gave it (its install
+    /// identity decides the result's origin when it is charged).
     var token: PurchaseToken
     var reason: String  // "askToBuy", "interrupted" or "chargeLater"
+    /// What the charge, once approved or resolved, buys: the units and the
+    /// win-back offer the player chose, as the purchase call asked.
+    var quantity: Int = 1
+    var winBackOfferID: String? = nil
 }

@@ -191,7 +191,12 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             guard let id = e["id"]?.stringValue, let product = e["product"]?.stringValue, let key = e["key"]?.int64Value,
                   let reason = e["reason"]?.stringValue else { return }
             if pending[id] == nil { pendingOrder.append(id) }
-            pending[id] = SimPending(id: id, productID: product, key: key, token: PurchaseToken(key: key), reason: reason)
+            // Logs before quantities, offers and tokens were kept: one unit,
+            // no offer, the click's key alone.
+            pending[id] = SimPending(id: id, productID: product, key: key,
+                                     token: e["token"]?.stringValue.flatMap(PurchaseToken.init(uuidString:)) ?? PurchaseToken(key: key),
+                                     reason: reason, quantity: Int(e["qty"]?.int64Value ?? 1),
+                                     winBackOfferID: e["offer"]?.stringValue)
             if let n = Int(id.dropFirst()) { nextPendingNumber = max(nextPendingNumber, n + 1) }
         case "unpend":
             if let id = e["id"]?.stringValue { pending[id] = nil; pendingOrder.removeAll { $0 == id } }
@@ -471,7 +476,8 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                     // passes later: the charge arrives through the update
                     // stream, with the click's token.
                     chargeLaterNext = false
-                    pendLocked(productID: productID, key: key, token: token, reason: "chargeLater")
+                    pendLocked(productID: productID, key: key, token: token, reason: "chargeLater", quantity: quantity,
+                               winBackOfferID: winBackOfferID)
                 }
                 out.append(.purchaseFailed(key: key, productID: productID, failure: f))
                 return
@@ -504,7 +510,8 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             if askToBuy || interruptNext {
                 let reason: PendingReason = askToBuy ? .askToBuy : .interrupted
                 interruptNext = false
-                guard pendLocked(productID: productID, key: key, token: token, reason: reason.rawValue) else {
+                guard pendLocked(productID: productID, key: key, token: token, reason: reason.rawValue, quantity: quantity,
+                                 winBackOfferID: winBackOfferID) else {
                     out.append(.purchaseFailed(key: key, productID: productID, failure: .unknown))
                     return
                 }
@@ -528,20 +535,23 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         emit(out)
     }
 
-    /// Keeps a purchase waiting (`pending` op) for `reason`; false when the
-    /// store could not record it.
+    /// Keeps a purchase waiting (`pending` op) for `reason`, with what it
+    /// buys; false when the store could not record it.
     @discardableResult
-    func pendLocked(productID: String, key: Int64, token: PurchaseToken, reason: String) -> Bool {
+    func pendLocked(productID: String, key: Int64, token: PurchaseToken, reason: String, quantity: Int = 1,
+                    winBackOfferID: String? = nil) -> Bool {
         let id = "p\(nextPendingNumber)"
         do throws(IAPError) {
             try persist([event("pend") { w in
                 w.string("id", id); w.string("product", productID); w.int("key", key); w.string("reason", reason)
+                w.int("qty", Int64(quantity)); w.string("offer", winBackOfferID); w.string("token", token.uuidString)
             }])
         } catch {
             return false
         }
         nextPendingNumber += 1
-        pending[id] = SimPending(id: id, productID: productID, key: key, token: token, reason: reason)
+        pending[id] = SimPending(id: id, productID: productID, key: key, token: token, reason: reason, quantity: quantity,
+                                 winBackOfferID: winBackOfferID)
         pendingOrder.append(id)
         return true
     }

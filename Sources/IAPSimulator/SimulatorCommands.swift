@@ -55,7 +55,25 @@ enum SimulatorCommands {
             case "approve", "resolve":
                 let p = try pendingItem(o, s, reasons: op == "approve" ? ["askToBuy"] : ["interrupted", "chargeLater"])
                 guard let product = s.catalog.product(p.productID) else { throw IAPError(.notFound, "product \(p.productID) left the catalog") }
-                let t = try s.chargeLocked(product, token: p.token, storeInitiated: false, &out)
+                // What the player asked for: the units, and the win-back
+                // offer. A charge made after an error (chargeLater) was made
+                // then, on the offer's terms; an approval is a purchase made
+                // now: the offer only while the player may still take it,
+                // else nothing is charged and the key's result says so.
+                var offer: TransactionOffer? = nil
+                if let w = p.winBackOfferID, p.reason == "chargeLater" {
+                    offer = product.winBackOffers.first { $0.id == w }?.transactionOffer
+                } else if let w = p.winBackOfferID {
+                    guard let o = s.eligibleWinBackOfferLocked(product, id: w) else {
+                        try s.persist([event("unpend") { $0.string("id", p.id) }])
+                        s.pending[p.id] = nil
+                        s.pendingOrder.removeAll { $0 == p.id }
+                        out.append(.purchaseFailed(key: p.key, productID: p.productID, failure: .productUnavailable))
+                        return .object(["ok": .bool(true)])
+                    }
+                    offer = o
+                }
+                let t = try s.chargeLocked(product, token: p.token, storeInitiated: false, quantity: p.quantity, offer: offer, &out)
                 try s.persist([event("unpend") { $0.string("id", p.id) }])
                 s.pending[p.id] = nil
                 s.pendingOrder.removeAll { $0 == p.id }

@@ -147,6 +147,47 @@ struct OffersTests {
         c.close()
     }
 
+    @Test("Ask to Buy and an interrupted payment charge what the player asked for once approved or resolved, also after a restart: the units (5 coins packs at 4.95) and the win-back offer (1.49)")
+    func pendingKeepsQuantityAndOffer() throws {
+        let env = TestEnv(catalog: try Self.catalog(Self.winBack))
+        var b = try env.open()
+        _ = b.drain()
+        // Lapsed: the win-back offer is the player's to take.
+        _ = try Self.subscribe(b)
+        _ = try b.sim(#"{"op":"auto_renew","productID":"vip_monthly","enabled":false}"#)
+        _ = try b.sim(#"{"op":"advance","seconds":\#(10 * Self.day)}"#)
+        _ = b.drain()
+
+        _ = try b.sim(#"{"op":"ask_to_buy","enabled":true}"#)
+        let coins = try b.c.buy(productID: "coins_100", clickMs: 0, quantity: 5)
+        let vip = try b.c.buy(productID: "vip_monthly", clickMs: 0, winBackOfferID: "wb_half")
+        #expect(Self.items(b.drain(), "pending").count == 2)
+        _ = try b.sim(#"{"op":"ask_to_buy","enabled":false}"#)
+        b.close()   // approved while the game is closed: the store kept what was asked
+
+        b = try env.open()
+        _ = b.drain()
+        let ids = try #require(try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue).compactMap { $0["id"]?.stringValue }
+        #expect(ids.count == 2)
+        for id in ids { _ = try b.sim("{\"op\":\"approve\",\"id\":\"\(id)\"}") }
+        let rs = b.drainResults()
+        let c = try #require(rs.first { $0.keyValue == coins })
+        #expect(c["result"]?.stringValue == "0" && c["quantity"]?.int64Value == 5 && c["price"]?.stringValue == "4.95", "\(c)")
+        let v = try #require(rs.first { $0.keyValue == vip })
+        #expect(v["result"]?.stringValue == "0" && v["price"]?.stringValue == "1.49" && Self.offer(v)?["type"]?.stringValue == "winBack", "\(v)")
+        try b.confirmAll(rs)
+
+        _ = try b.sim(#"{"op":"interrupt_next"}"#)
+        let three = try b.c.buy(productID: "coins_100", clickMs: 0, quantity: 3)
+        _ = b.drain()
+        let id = try #require(try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue?.first?["id"]?.stringValue)
+        _ = try b.sim("{\"op\":\"resolve\",\"id\":\"\(id)\"}")
+        let r = try #require(b.drainResults().first { $0.keyValue == three })
+        #expect(r["quantity"]?.int64Value == 3 && r["price"]?.stringValue == "2.97", "\(r)")
+        try b.confirm(three)
+        b.close()
+    }
+
     @Test("win-back: none while subscribed; once lapsed the \"999\" lists the catalog's win-back offer; iap_buy_offer buys it (its price, offer winBack); taken, it is listed no more and cannot be bought again; an unknown offer is a \"7\" result 5, nothing charged")
     func winBack() throws {
         let env = TestEnv(catalog: try Self.catalog(Self.winBack))
