@@ -101,7 +101,7 @@ extern "C" {
  * or is not the shape the call expects. */
 #define IAP_E_BAD_JSON        (-3)
 /* The iap_open config has an unknown key, misses a required one, has a value
- * of the wrong type, or names a relative path. */
+ * of the wrong type, or names a relative dataDir or stateDir. */
 #define IAP_E_BAD_CONFIG      (-4)
 /* The simulator's .storekit catalog is missing, unreadable or malformed. */
 #define IAP_E_CATALOG         (-5)
@@ -199,7 +199,10 @@ int32_t iap_launch(void);
  *   "store":     "simulator" or "storekit"                       (required)
  *   "dataDir":   absolute path of the outbox directory; created,
  *                owner-only, when its parent exists               (required)
- *   "catalog":   path of an Xcode .storekit file          (simulator: required)
+ *   "catalog":   path of an Xcode .storekit file          (simulator: required;
+ *                a relative path is read from the process's working
+ *                directory, which engines set differently in the editor
+ *                and in a player: prefer an absolute one)
  *   "simulator": {"stateDir": absolute path (default "<dataDir>.appstore"),
  *                 "durable": true|false (sync the store's own state),
  *                 "tickMs": renewal timer period, 0 to disable,

@@ -73,7 +73,10 @@ public struct Catalog: Sendable {
         do { bytes = try POSIX.readFile(path, limit: maxFileBytes) } catch {
             throw IAPError(.catalog, "cannot read catalog \(path): \(error.message)")
         }
-        guard let bytes else { throw IAPError(.catalog, "catalog \(path) does not exist") }
+        guard let bytes else {
+            throw IAPError(.catalog, path.hasPrefix("/") ? "catalog \(path) does not exist"
+                : "catalog \(path) does not exist in the working directory \(POSIX.currentDirectory ?? "(unknown)") (a relative catalog path is read from there; prefer an absolute one)")
+        }
         return try parse(bytes, name: path)
     }
 

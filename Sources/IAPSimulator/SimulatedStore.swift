@@ -111,6 +111,14 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     private static func checkAndLock(_ config: BridgeConfig) throws(IAPError) -> (SimulatorOptions, Catalog, Int32) {
         let options = try SimulatorOptions.parse(config.simulator, dataDir: config.dataDir)
         let catalog = try Catalog.load(path: config.catalog ?? "")
+        // dataDir is read later, beside the store's state: checked now, so a
+        // dataDir the open refuses leaves no store directory (with the
+        // failed call's app version in it) behind.
+        // (A dataDir inside the stateDir waits for the stateDir to be made.)
+        let data = POSIX.withoutTrailingSlashes(config.dataDir)
+        if POSIX.parent(of: data) != POSIX.withoutTrailingSlashes(options.stateDir) {
+            try POSIX.checkDirectory(config.dataDir, role: "dataDir")
+        }
         return (options, catalog, try prepareStateDirectory(options, dataDir: config.dataDir))
     }
 

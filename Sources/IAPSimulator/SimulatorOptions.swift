@@ -52,7 +52,9 @@ public struct SimulatorOptions: Sendable {
             }
             o.appVersion = text
         }
-        guard o.stateDir != dataDir else { throw IAPError(.badConfig, "\"simulator\".\"stateDir\" must differ from \"dataDir\"") }
+        guard POSIX.lexicallyNormal(o.stateDir) != POSIX.lexicallyNormal(dataDir) else {
+            throw IAPError(.badConfig, "\"simulator\".\"stateDir\" must differ from \"dataDir\" (\(o.stateDir) and \(dataDir) name one directory)")
+        }
         return o
     }
 }

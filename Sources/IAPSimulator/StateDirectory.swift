@@ -9,6 +9,12 @@ extension SimulatedStore {
         let role = options.stateDirDerived
             ? "the simulated store's directory, derived from dataDir \(dataDir) (set \"simulator\".\"stateDir\" to choose another),"
             : "\"simulator\".\"stateDir\""
+        // A stateDir inside a dataDir not made yet (a first launch): dataDir
+        // first, as the open would make it (checked already).
+        let data = POSIX.withoutTrailingSlashes(dataDir)
+        if POSIX.parent(of: POSIX.withoutTrailingSlashes(options.stateDir)) == data && !POSIX.exists(data) {
+            try POSIX.prepareDirectory(data, role: "dataDir")
+        }
         try POSIX.prepareDirectory(options.stateDir, role: role)
         do throws(IAPError) {
             return try POSIX.lockDirectory(options.stateDir)

@@ -34,6 +34,61 @@ struct NewcomerMismatchTests {
                 "nothing created relative to the working directory")
     }
 
+    /// A config with an explicit stateDir and app version.
+    static func config(dataDir: String, stateDir: String? = nil, catalog: String = sampleCatalog, appVersion: String = "1.0") -> String {
+        var sim: [String: JSONValue] = ["appVersion": .string(appVersion)]
+        if let stateDir { sim["stateDir"] = .string(stateDir) }
+        return JSONValue.object(["store": .string("simulator"), "dataDir": .string(dataDir), "catalog": .string(catalog),
+                                 "simulator": .object(sim)]).serialized
+    }
+
+    @Test("an open refused for its dataDir creates no store directory: the failed call's app version is not the player's original one")
+    func refusedDataDirCreatesNothing() throws {
+        let s = Scratch("newcomer-refused")
+        let file = s.path + "/afile"
+        _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        let (rc, msg, _) = Self.open(Self.config(dataDir: file, appVersion: "0.9"))
+        #expect(rc == -6 && msg.contains("dataDir \(file) exists and is not a directory"), "\(msg)")
+        #expect(!FileManager.default.fileExists(atPath: file + ".appstore"), "the failed open created the store's directory")
+        let (rc2, msg2, _) = Self.open(Self.config(dataDir: s.path + "/nope/game", stateDir: s.path + "/st"))
+        #expect(rc2 == -6 && msg2.contains("its parent \(s.path)/nope does not exist"), "\(msg2)")
+        #expect(!FileManager.default.fileExists(atPath: s.path + "/st"), "the failed open created stateDir")
+
+        // Fixed, the game opens with its real version: that is the original one.
+        try FileManager.default.removeItem(atPath: file)
+        var h: OpaquePointer? = nil
+        #expect(Self.config(dataDir: file, appVersion: "2.0").withCString { iap_open($0, &h) } == 0)
+        let b = CBridge(handle: h)
+        #expect(iap_app_transaction(h) == 0)
+        var app: JSONValue? = nil
+        for _ in 0..<200 where app == nil {
+            app = b.drain().first { $0["type"]?.stringValue == "app" }
+            if app == nil { usleep(10_000) }
+        }
+        #expect(app?["originalAppVersion"]?.stringValue == "2.0", "\(String(describing: app))")
+        b.close()
+    }
+
+    @Test("dataDir and stateDir naming one directory in two spellings: IAP_E_BAD_CONFIG, not busy; a stateDir inside a dataDir not made yet opens")
+    func sameDirectoryTwoSpellings() throws {
+        let s = Scratch("newcomer-same")
+        for (data, state) in [(s.path + "//d1", s.path + "/d1"), (s.path + "/d1", s.path + "/d1/."), (s.path + "/./d1/", s.path + "/d1")] {
+            let (rc, msg, h) = Self.open(Self.config(dataDir: data, stateDir: state))
+            #expect(rc == -4 && h == nil && msg.contains("must differ"), "\(data) / \(state): \(String(cString: iap_error_name(rc))): \(msg)")
+        }
+        var h: OpaquePointer? = nil
+        let rc = Self.config(dataDir: s.path + "/game", stateDir: s.path + "/game/store").withCString { iap_open($0, &h) }
+        #expect(rc == 0, "\(lastError())")
+        if rc == 0 { #expect(iap_close(h) == 0) }
+    }
+
+    @Test("a relative catalog that is not there: the message names the working directory it was looked for in")
+    func relativeCatalogNamesWorkingDirectory() {
+        let s = Scratch("newcomer-catalog")
+        let (rc, msg, _) = Self.open(Self.config(dataDir: s.dataDir, catalog: "NoSuchGame.storekit"))
+        #expect(rc == -5 && msg.contains("working directory \(FileManager.default.currentDirectoryPath)"), "\(msg)")
+    }
+
     @Test("a relative simulator.stateDir given by the game is reported under that name")
     func relativeStateDirNamesStateDir() {
         let s = Scratch("newcomer-state")
@@ -73,7 +128,7 @@ struct NewcomerMismatchTests {
         }
         // A missing parent is named as such (the parent, not the directory itself).
         let (rc, msg, _) = Self.open(Self.plainConfig(dataDir: s.path + "/no/such/"))
-        #expect(rc == -6 && msg.contains("its parent \(s.path)/no is not a directory"), "\(msg)")
+        #expect(rc == -6 && msg.contains("its parent \(s.path)/no does not exist"), "\(msg)")
         #expect(POSIX.parent(of: "/a/b/") == "/a" && POSIX.parent(of: "/a//") == "/" && POSIX.parent(of: "/") == "/")
     }
 

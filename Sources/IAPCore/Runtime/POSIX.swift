@@ -320,6 +320,22 @@ public enum POSIX {
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// The process's working directory (where a relative path is read
+    /// from), or nil when it cannot be told.
+    public static var currentDirectory: String? {
+        var buf = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buf, buf.count) != nil else { return nil }
+        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `path` with repeated slashes, "." components and trailing slashes
+    /// gone: "//d1/./" and "/d1" name one directory, whatever the file
+    /// system ("..", symbolic links: not resolved).
+    public static func lexicallyNormal(_ path: String) -> String {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+        return (path.hasPrefix("/") ? "/" : "") + parts.joined(separator: "/")
+    }
+
     /// What is at `path` when it is not a regular file ("a directory", "a
     /// FIFO", "a symbolic link", ...); nil for a regular file or nothing.
     /// `lstat`: a link is reported as one, never followed, and a FIFO is
@@ -337,24 +353,57 @@ public enum POSIX {
         }
     }
 
+    /// `prepareDirectory`'s checks, creating nothing: an open checks dataDir
+    /// this way before the store makes its own directory, so a dataDir the
+    /// open would refuse leaves nothing behind (docs/HARDENING.md).
+    public static func checkDirectory(_ path: String, role: String) throws(IAPError) {
+        let path = try checkedPath(path, role: role)
+        var st = stat()
+        if stat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFDIR else { throw IAPError(.io, "\(role) \(path) exists and is not a directory") }
+            guard access(path, W_OK | X_OK) == 0 else { throw IAPError(.io, "\(role) \(path) is not writable") }
+        } else {
+            try checkParent(of: path, role: role)
+            let parentPath = parent(of: path)
+            guard access(parentPath, W_OK | X_OK) == 0 else {
+                throw IAPError(.io, "cannot create \(role) \(path): its parent \(parentPath) is not writable")
+            }
+        }
+    }
+
+    /// A config's directory path, checked (not empty, absolute, no NUL) and
+    /// without trailing slashes.
+    private static func checkedPath(_ path: String, role: String) throws(IAPError) -> String {
+        guard !path.isEmpty else { throw IAPError(.badConfig, "\(role) is empty") }
+        guard path.hasPrefix("/") else { throw IAPError(.badConfig, "\(role) must be an absolute path, got \"\(path)\"") }
+        guard !path.utf8.contains(0) else { throw IAPError(.badConfig, "\(role) contains a NUL byte") }
+        return withoutTrailingSlashes(path)
+    }
+
+    /// A missing directory can be created only in an existing directory:
+    /// the message says which of the two its parent is not.
+    private static func checkParent(of path: String, role: String) throws(IAPError) {
+        let parentPath = parent(of: path)
+        var pst = stat()
+        guard stat(parentPath, &pst) == 0 else {
+            throw IAPError(.io, "\(role) \(path) does not exist and its parent \(parentPath) does not exist either (only the last component is created)")
+        }
+        guard (pst.st_mode & S_IFMT) == S_IFDIR else {
+            throw IAPError(.io, "\(role) \(path) does not exist and its parent \(parentPath) is not a directory")
+        }
+    }
+
     /// Checks a data directory the way the config promises: absolute, a
     /// directory, writable; created (owner-only) when only its last
     /// component is missing. Not synced here: `lockDirectory` marks it for
     /// anchoring (`syncDirectory`, `anchorDirectory`).
     public static func prepareDirectory(_ path: String, role: String) throws(IAPError) {
-        guard !path.isEmpty else { throw IAPError(.badConfig, "\(role) is empty") }
-        guard path.hasPrefix("/") else { throw IAPError(.badConfig, "\(role) must be an absolute path, got \"\(path)\"") }
-        guard !path.utf8.contains(0) else { throw IAPError(.badConfig, "\(role) contains a NUL byte") }
-        let path = withoutTrailingSlashes(path)
+        let path = try checkedPath(path, role: role)
         var st = stat()
         if stat(path, &st) == 0 {
             guard (st.st_mode & S_IFMT) == S_IFDIR else { throw IAPError(.io, "\(role) \(path) exists and is not a directory") }
         } else {
-            let parentPath = parent(of: path)
-            var pst = stat()
-            guard stat(parentPath, &pst) == 0, (pst.st_mode & S_IFMT) == S_IFDIR else {
-                throw IAPError(.io, "\(role) \(path) does not exist and its parent \(parentPath) is not a directory")
-            }
+            try checkParent(of: path, role: role)
             if mkdir(path, 0o700) != 0 && errno != EEXIST {
                 throw IAPError(.io, "cannot create \(role) \(path): \(errnoText)")
             }
