@@ -182,7 +182,12 @@ struct SimTransaction: Sendable {
         return t
     }
 
+    /// The transaction as the store reports it. `currency` is the store's
+    /// now, used only for a record that kept no storefront (older logs): a
+    /// transaction keeps the currency it was charged in, whatever storefront
+    /// the player moved to since (StoreKit's `Transaction.currency`).
     func storeTransaction(currency: String) -> StoreTransaction {
+        let currency = storefront.map { Price.currency(storefront: $0) } ?? currency
         // A first purchase is its own original: one string for both.
         let idText = UTF8Text.decimal(id)
         return StoreTransaction(

@@ -61,6 +61,24 @@ struct StoreStatusTests {
         b.close()
     }
 
+    @Test("a result delivered again after a storefront change keeps the currency it was charged in (USD), with its storefront")
+    func redeliveredKeepsCurrency() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        _ = b.drain()
+        let key = try b.buy("coins_100", 0)
+        let first = try #require(b.drainResults().first { $0.keyValue == key })
+        #expect(first["currency"]?.stringValue == "USD" && first["storefront"]?.stringValue == "USA")
+        _ = try b.sim(#"{"op":"storefront","countryCode":"FRA"}"#)
+        b.close()   // not confirmed: delivered again at the next open
+        b = try env.open()
+        let again = try #require(b.drainResults().first { $0.keyValue == key })
+        #expect(again["currency"]?.stringValue == "USD" && again["price"]?.stringValue == "0.99" && again["storefront"]?.stringValue == "USA",
+                "re-delivered in the new storefront's currency: \(again)")
+        try b.confirm(key)
+        b.close()
+    }
+
     @Test("intro-offer eligibility in the \"999\" items: true before the first subscription in the group, false after, null without an offer")
     func introOfferEligibility() throws {
         let env = TestEnv()
