@@ -332,6 +332,9 @@ static partial class Driver
         Expect(ErrorCode.NullArg, "a null config: IAP_E_NULL_ARG", () => Bridge.Open(null));
 
         var b = Bridge.Open(Config("errors"));
+        var busy = Expect(ErrorCode.Busy, "the same dataDir opened again while its Bridge is open: IAP_E_BUSY", () => Bridge.Open(Config("errors")));
+        Check(busy != null && busy.LibraryMessage.Contains("still open") && busy.LibraryMessage.Contains("OnDestroy"),
+              "...and the message says this process has a Bridge still open, and where to dispose it", busy == null ? "" : busy.LibraryMessage);
         Expect(ErrorCode.InvalidArg, "a product ID with a NUL: IAP_E_INVALID_ARG", () => b.Buy("coins\0_100", 0));
         Expect(ErrorCode.InvalidArg, "a product ID with an unpaired surrogate: IAP_E_INVALID_ARG", () => b.Buy("coins\ud800", 0));
         Expect(ErrorCode.UnknownOp, "Simulator with an unknown op: IAP_E_UNKNOWN_OP", () => b.Simulator("{\"op\":\"teleport\"}"));

@@ -1,10 +1,11 @@
 // Editor-only (this folder is named Editor): after Unity writes the Xcode
-// project for iOS or tvOS, make it link what libIAPBridgeStatic.a needs.
+// project for iOS, make it link what libIAPBridgeStatic.a needs (the
+// package ships no tvOS library).
 //
 // The static library is Swift: Xcode links the Swift runtime only into
 // targets that compile Swift, so this adds one empty Swift file to the
 // UnityFramework target, sets a Swift version, and links StoreKit.
-#if UNITY_IOS || UNITY_TVOS
+#if UNITY_IOS
 using System.IO;
 using UnityEditor;
 using UnityEditor.Callbacks;
@@ -19,7 +20,7 @@ namespace IAPBridge.EditorTools
         [PostProcessBuild(100)]
         public static void OnPostProcessBuild(BuildTarget target, string buildPath)
         {
-            if (target != BuildTarget.iOS && target != BuildTarget.tvOS) return;
+            if (target != BuildTarget.iOS) return;
             string projectPath = PBXProject.GetPBXProjectPath(buildPath);
             var project = new PBXProject();
             project.ReadFromFile(projectPath);

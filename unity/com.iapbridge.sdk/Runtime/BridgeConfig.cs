@@ -33,7 +33,8 @@ namespace IAPBridge
                    ",\"catalog\":" + Json.Quote(catalogPath) + sim + StoreMessagesKey(storeMessages) + "}";
         }
 
-        /// The real App Store (StoreKit 2: iOS 15, macOS 12, tvOS 15 and later).
+        /// The real App Store (StoreKit 2: iOS 15 and macOS 12 and later; the
+        /// package ships no tvOS library).
         public static string StoreKit(string dataDir, StoreMessages storeMessages = StoreMessages.Show)
         {
             return "{\"store\":\"storekit\",\"dataDir\":" + Json.Quote(dataDir) + StoreMessagesKey(storeMessages) + "}";

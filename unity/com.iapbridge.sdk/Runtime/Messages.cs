@@ -295,9 +295,18 @@ namespace IAPBridge
         public string environment;
         public string message;
         public string jws;
+        /// Auto-renewable subscriptions: true when a higher plan of the same
+        /// group replaced this one (false for other kinds and on failures).
+        public bool isUpgraded;
+        /// Set only when this charge answers a click whose key already had
+        /// its result (a store that charged after reporting a failure): the
+        /// click's key; null otherwise. Grant it like any success.
+        public string clickKey;
 
         public long Key { get { return ParseKey(key); } }
         public bool IsSuccess { get { return result == PurchaseResult.Success; } }
+        /// clickKey as a number; 0 when there is none.
+        public long ClickKey { get { return clickKey == null ? 0 : ParseKey(clickKey); } }
 
         internal static PurchaseMessage From(JsonObject o)
         {
@@ -311,6 +320,7 @@ namespace IAPBridge
                 origin = o.Str("origin"), alreadyOwned = o.Bool("alreadyOwned"), ownershipType = o.Str("ownershipType"), storefront = o.Str("storefront"),
                 offer = Offer.From(o.Obj("offer")),
                 environment = o.Str("environment"), message = o.Str("message"), jws = o.Str("jws"),
+                isUpgraded = o.Bool("isUpgraded"), clickKey = o.Str("clickKey"),
             };
         }
     }

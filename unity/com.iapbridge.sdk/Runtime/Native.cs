@@ -12,9 +12,11 @@ namespace IAPBridge
 {
     internal static class Native
     {
-#if (UNITY_IOS || UNITY_TVOS) && !UNITY_EDITOR
-        // iOS and tvOS link libIAPBridgeStatic.a into the app: the symbols live
-        // in the executable itself.
+#if UNITY_IOS && !UNITY_EDITOR
+        // iOS links libIAPBridgeStatic.a into the app: the symbols live in the
+        // executable itself. (No tvOS library ships: a tvOS player imports by
+        // name below, and NativeLibrary says at run time that there is none,
+        // where "__Internal" would stop Xcode's link at undefined symbols.)
         internal const string Lib = "__Internal";
 #elif IAPBRIDGE_TEST_MISSING_LIBRARY
         // Tests/mono/run.sh only: a library that does not exist, to test what

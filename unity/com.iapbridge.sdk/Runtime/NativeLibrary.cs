@@ -83,8 +83,10 @@ namespace IAPBridge
             return "macOS" + Bits;
 #elif UNITY_EDITOR_LINUX || UNITY_STANDALONE_LINUX
             return "Linux" + Bits;
-#elif UNITY_IOS || UNITY_TVOS
-            return "iOS/tvOS";
+#elif UNITY_IOS
+            return "iOS";
+#elif UNITY_TVOS
+            return "tvOS (no library ships for it)";
 #elif UNITY_ANDROID
             return "Android";
 #elif UNITY_5_3_OR_NEWER

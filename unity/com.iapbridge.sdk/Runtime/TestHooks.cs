@@ -14,10 +14,19 @@ namespace IAPBridge
         void Polled(string json);
         void Confirming(long key);
         void Confirmed(long key);
+        /// Whether `e` is the kit's simulated kill: DispatchPending lets it
+        /// through where it catches a handler's exception.
+        bool IsKill(System.Exception e);
     }
 
     internal static class TestHooks
     {
         internal static volatile ITestProbe Probe = null;
+
+        internal static bool IsKill(System.Exception e)
+        {
+            var probe = Probe;
+            return probe != null && probe.IsKill(e);
+        }
     }
 }

@@ -46,5 +46,6 @@ namespace IAPBridge.Testing
 
         public void Confirming(long key) { Checkpoint(KillPoint.BeforeConfirm); }
         public void Confirmed(long key) { Checkpoint(KillPoint.AfterConfirm); }
+        public bool IsKill(System.Exception e) { return e is SimulatedCrash; }
     }
 }

@@ -33,7 +33,7 @@ public class IAPStoreExample : MonoBehaviour
 
     private static string Config(string root)
     {
-#if UNITY_EDITOR || !(UNITY_IOS || UNITY_TVOS || UNITY_STANDALONE_OSX)
+#if UNITY_EDITOR || !(UNITY_IOS || UNITY_STANDALONE_OSX)
         // Editor and desktop: the simulated App Store, reading the sample catalog.
         return Shop.SimulatorConfig(Path.Combine(root, "iap"), FindCatalog(), Path.Combine(root, "iap-appstore"));
 #else

@@ -44,10 +44,13 @@ namespace IAPBridge.Example.Tests
 
         /// The game's session: opens the shop, buys if asked, runs its frames
         /// until nothing came for 300 ms, quits.
-        private void Play(string config, string buy = null)
+        private void Play(string config, string buy = null, bool callback = false)
         {
             using (var shop = new Shop(config, savePath))
             {
+                // A game may take its messages through the SDK's callback
+                // (Bridge.SetCallback): the kit's kill points reach it too.
+                if (callback) shop.Bridge.SetCallback(true);
                 if (buy != null) shop.Buy(buy);
                 for (int quiet = 0; quiet < 30; Thread.Sleep(10))
                 {
@@ -82,6 +85,15 @@ namespace IAPBridge.Example.Tests
             kit.RunGame(c => Play(c)); // the restart
             Assert.AreEqual(100, AssertExactlyOnce().Coins);
             Assert.AreEqual(1, kit.Ledger().ChargedCount("coins_100"));
+        }
+
+        [Test]
+        public void KilledAfterCharge_CallbackMode_GrantedExactlyOnce()
+        {
+            GameRun run = kit.RunGame(c => Play(c, buy: "coins_100", callback: true), KillPoint.AfterCharge);
+            Assert.AreEqual(KillPoint.AfterCharge, run.KilledAt);
+            kit.RunGame(c => Play(c, callback: true)); // the restart
+            Assert.AreEqual(100, AssertExactlyOnce().Coins);
         }
 
         [Test]
