@@ -3,13 +3,18 @@
  *
  * IAPBridge keeps every purchase result on disk until the game confirms it,
  * so a player who paid always gets the item, even if the app is killed at the
- * worst moment, and never gets it twice. Link libIAPBridge (dynamic) or
- * libIAPBridgeStatic (static) and include only this file.
+ * worst moment, and never gets it twice. Include only this file and link
+ * the library scripts/build-lib.sh builds: out/lib/libIAPBridge.so (.dylib),
+ * or out/lib/libIAPBridge.a with the flags in out/lib/link-flags.txt (the
+ * Swift runtime inside). libIAPBridgeStatic.a is for Xcode, which adds the
+ * Swift runtime itself (docs/INTEGRATION.md).
  *
  * THE FLOW
  *   1. iap_open()             open a bridge; unconfirmed results are re-emitted
  *   2. iap_request_products() product info arrives as a "999" message
- *   3. iap_buy()              the player taps Buy; the click time is the key
+ *   3. iap_buy()              the player taps Buy; *out_key is the purchase's
+ *                             key (the click's wall-clock time when it can
+ *                             be): save that key
  *   4. iap_poll() each frame  (or iap_set_callback) a "7" message: the result
  *   5. the game grants the item and SAVES its own state, then iap_confirm(key)
  *   6. next start: anything not confirmed is delivered again (step 1)
@@ -21,6 +26,8 @@
  *     between your save and your confirm re-delivers it. At-least-once
  *     delivery plus this check is exactly-once granting.
  *   - Confirm every "7" and every "revoked" message, whatever its result.
+ *   - Messages carry keys as decimal strings: read them as int64, never as a
+ *     double (keys pass 2^53).
  *
  * THREADS AND OWNERSHIP
  *   Every function is thread-safe and may be called from any thread. A
@@ -341,9 +348,12 @@ int32_t iap_confirm(iap_bridge *b, int64_t key);
  * IAP_E_CLOSED. */
 int32_t iap_restore(iap_bridge *b);
 
-/* The next message, or NULL when there is none (or `b` is invalid: then
- * iap_errmsg says so). Cheap on an empty queue: call it every frame. The
- * string is the caller's: free it with iap_free. */
+/* The next message, or NULL when there is none, or when `b` is not an open
+ * bridge (then iap_errmsg says so; an empty poll leaves iap_errmsg as the
+ * last failing call set it, so a NULL with a text there is not proof of a
+ * bad bridge: any call returning int32_t on `b`, such as iap_flush, answers
+ * IAP_E_INVALID_HANDLE or IAP_E_CLOSED for one). Cheap on an empty queue:
+ * call it every frame. The string is the caller's: free it with iap_free. */
 char *iap_poll(iap_bridge *b);
 
 /* Frees a string returned by iap_poll or iap_simulator. NULL is ignored. */

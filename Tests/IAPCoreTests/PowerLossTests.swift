@@ -300,7 +300,7 @@ struct PowerLossTests {
         let env = TestEnv()
         let rec = try Self.recordSkipping(env: env)
         let (states, violations) = try Self.explore(rec, catalog: env.catalog)
-        print("power-loss explorer, injected missing sync: \(states) crash states, \(violations.count) violations found (expected: some)")
+        print("power-loss explorer, self-check with a sync left out on purpose: \(states) crash states, the explorer caught \(violations.count) violations of the planted defect (it must catch some)")
         #expect(!violations.isEmpty, "a missing sync went unnoticed")
         #expect(violations.contains { $0.contains("C2") })
     }
@@ -356,7 +356,7 @@ struct PowerLossTests {
         let env = TestEnv()
         let rec = try Self.recordFailingSyncs(env: env, trustingFailedSyncs: true)
         let (states, violations) = try Self.explore(rec, catalog: env.catalog)
-        print("power-loss explorer, fresh-file rule off: \(states) crash states, \(violations.count) violations found (expected: some)")
+        print("power-loss explorer, self-check with the fresh-file rule turned off: \(states) crash states, the explorer caught \(violations.count) violations of the planted defect (it must catch some)")
         #expect(!violations.isEmpty, "trusting a sync after a failed one went unnoticed")
     }
 

@@ -3,7 +3,7 @@ iap_bridge.lua: IAPBridge for LuaJIT's FFI (LÖVE, Defold, Solar2D, any LuaJIT
 host). One file: copy it into your project and ship libIAPBridge next to it.
 
   local iap = require("iap_bridge")
-  local lib = iap.load("libIAPBridge.so")          -- or a full path; .dylib on macOS
+  local lib = iap.load()          -- next to this file, $IAP_LIB, or a path: iap.load("/abs/libIAPBridge.so")
   local bridge = assert(lib:open(iap.simulator_config(dataDir, catalog, stateDir)))
   bridge:request_products({ "coins_100", "remove_ads" })   -- a "999" message answers
   local key = assert(bridge:buy("coins_100", click_ms))   -- int64_t cdata: the key used
@@ -53,7 +53,7 @@ disk until confirmed); it is closed by the process exit.
 
 local ffi = require("ffi")
 
-local M = { _VERSION = "1.0.0" }
+local M = { _VERSION = "1.1.0" }  -- the binding's version, with the header it was written for
 
 local declarations = {
   "typedef struct iap_bridge iap_bridge;",
@@ -397,17 +397,53 @@ Library.__index = Library
 local Bridge = {}
 Bridge.__index = Bridge
 
--- Loads the library: a path ("/abs/libIAPBridge.so") or a name the system
--- loader finds ("IAPBridge" → libIAPBridge.so / .dylib). Returns a library
--- object; raises if it cannot be loaded. options (optional table):
+-- Loads the library: a path ("/abs/libIAPBridge.so"), or a file name
+-- ("libIAPBridge.so") or nothing, looked for in $IAP_LIB, then next to this
+-- module (where the docs say to ship it), then by the system loader.
+-- Returns a library object; raises, naming every place it looked, if it
+-- cannot be loaded. options (optional table):
 --   global = true   load with RTLD_GLOBAL (ffi.load's second argument)
 --   pin = true      also dlopen it with RTLD_NODELETE (POSIX hosts), so it
 --                   stays mapped after LuaJIT's dlclose at lua_close: a guard
 --                   for library versions that crash when unloaded while
 --                   their threads still run. Needs a path the loader finds.
+-- This module's folder ("" when it cannot be told), where the library ships.
+local function module_dir()
+  local source = debug.getinfo(1, "S").source
+  if type(source) ~= "string" or source:sub(1, 1) ~= "@" then return "" end
+  return source:sub(2):match("^(.*[/\\])") or "./"
+end
+
+local function default_name()
+  if ffi.os == "OSX" then return "libIAPBridge.dylib" end
+  if ffi.os == "Windows" then return "IAPBridge.dll" end
+  return "libIAPBridge.so"
+end
+
 function M.load(path, options)
   if type(options) ~= "table" then options = { global = options } end
-  local C = ffi.load(path or "IAPBridge", options.global)
+  local candidates = {}
+  if path and path:find("[/\\]") then
+    candidates[1] = path
+  else
+    local name = path or default_name()
+    local env = os.getenv("IAP_LIB")
+    if env and env ~= "" then candidates[#candidates + 1] = env end
+    local dir = module_dir()
+    if dir ~= "" then candidates[#candidates + 1] = dir .. name end
+    candidates[#candidates + 1] = path or "IAPBridge"   -- the system loader's search
+  end
+  local C, errors = nil, {}
+  for _, candidate in ipairs(candidates) do
+    local ok, lib = pcall(ffi.load, candidate, options.global)
+    if ok then C, path = lib, candidate break end
+    errors[#errors + 1] = "  " .. candidate .. ": " .. tostring(lib)
+  end
+  if not C then
+    error("iap_bridge: cannot load the IAPBridge library; tried:\n" .. table.concat(errors, "\n")
+      .. "\nBuild it with `bash scripts/build-lib.sh` (out/lib/" .. default_name()
+      .. ") and ship it next to iap_bridge.lua, or set IAP_LIB to its path", 2)
+  end
   if options.pin and ffi.os ~= "Windows" then
     pcall(ffi.cdef, "void *dlopen(const char *filename, int flags);")
     local RTLD_NOW = 2

@@ -132,7 +132,15 @@ class Library:
 
     def __init__(self, path):
         self.path = path
-        self.C = ctypes.CDLL(path)
+        try:
+            self.C = ctypes.CDLL(path)
+        except OSError as e:
+            here = os.path.dirname(os.path.abspath(__file__))
+            raise OSError(
+                "iap_bridge: cannot load the IAPBridge library %r (%s). load() looks at the path it is given, "
+                "then $IAP_LIB, then this module's folder %s, then the system loader. Build the library with "
+                "`bash scripts/build-lib.sh` (out/lib/libIAPBridge.so, .dylib on macOS) and copy it next to "
+                "iap_bridge.py, or set IAP_LIB to its path." % (path, e, here)) from e
         for name, (restype, argtypes) in _SIGNATURES.items():
             fn = getattr(self.C, name)
             fn.restype = restype

@@ -4,11 +4,12 @@
 #
 #   bash samples/unity/make-package.sh [OUT]      (default OUT: out/unity)
 #
-# 1. The native libraries in unity/com.iapbridge.sdk/Runtime/Plugins/ are checked
-#    (scripts/build-plugins.sh --check) and rebuilt when stale.
-# 2. The package folder is packed as OUT/com.iapbridge.sdk-<version>.tgz, the
-#    npm-style tarball Unity's Package Manager installs (+ > Add package from
-#    tarball).
+# The package folder is packed as it is, with the native libraries committed
+# in unity/com.iapbridge.sdk/Runtime/Plugins/ (CI checks on every run that
+# they are built from the sources on main; rebuilding them needs Apple's SDK
+# sets beside the clone: scripts/build-plugins.sh, docs/APPLE.md), as
+# OUT/com.iapbridge.sdk-<version>.tgz, the npm-style tarball Unity's Package
+# Manager installs (+ > Add package from tarball).
 #
 # Or skip the tarball: Package Manager > + > Add package from disk >
 # unity/com.iapbridge.sdk/package.json, or by git URL
@@ -17,7 +18,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-out/unity}
 pkg=unity/com.iapbridge.sdk
-[ -f unity/plugins-build.txt ] && bash scripts/build-plugins.sh --check >/dev/null 2>&1 || bash scripts/build-plugins.sh
+for lib in Linux/x86_64/libIAPBridge.so macOS/libIAPBridge.dylib iOS/libIAPBridgeStatic.a; do
+  [ -f "$pkg/Runtime/Plugins/$lib" ] || { echo "make-package: FAILED: $pkg/Runtime/Plugins/$lib is missing (git checkout it, or rebuild: bash scripts/build-plugins.sh)" >&2; exit 1; }
+done
 version=$(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$pkg/package.json" | head -n 1)
 mkdir -p "$out"
 tgz="$out/com.iapbridge.sdk-$version.tgz"
