@@ -246,8 +246,9 @@ int32_t iap_open(const char *config_json, iap_bridge **out);
  * makes every confirm durable and finishes its store transaction, stops the
  * store (StoreKit: its tasks are cancelled and awaited, up to 2 s for one
  * StoreKit does not let go of, such as a payment sheet the player still has
- * open: that purchase's transaction comes back at the next iap_open with its
- * key), and both of the bridge's threads end (a callback running on another thread finishes
+ * open: that purchase's result comes, with its key, to the bridge open in
+ * this process when the player pays, or to the next one; after a relaunch,
+ * at its iap_open), and both of the bridge's threads end (a callback running on another thread finishes
  * first). Results not confirmed stay on disk for the next iap_open. After it,
  * `b` is invalid, and once every bridge is closed the library may be
  * unloaded. Returns IAP_OK, IAP_E_INVALID_HANDLE, IAP_E_CLOSED (twice), or

@@ -110,10 +110,11 @@ enum StoreKitMapping {
 
     static func isRenewal(reasonString: String) -> Bool { reasonString.uppercased() == "RENEWAL" }
 
-    /// What was paid (`Transaction.price`, offers included), else the list price.
+    /// What was paid (`Transaction.price`, offers included, the total for
+    /// the quantity), else the list price times the quantity.
     static func paidPrice(_ t: Transaction, product: Product?) -> String {
         if let p = t.price { return decimal(p) }
-        return product.map { decimal($0.price) } ?? ""
+        return product.map { decimal($0.price * Decimal(t.purchasedQuantity)) } ?? ""
     }
 
     static func paidCurrency(_ t: Transaction, product: Product?) -> String {

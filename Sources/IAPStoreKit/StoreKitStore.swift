@@ -38,6 +38,8 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     private let lock = Lock()
     private var sink: (@Sendable (StoreEvent) -> Void)? = nil
     private var stopped = false
+    /// This store's registration with LatePurchases while it is open.
+    private var lateID: Int? = nil
     /// Every task this store starts (listeners included): `stop` cancels
     /// them and waits for them (C8).
     let tasks = TaskTracker()
@@ -91,6 +93,12 @@ public final class StoreKitStore: Store, @unchecked Sendable {
 
     public func start(sink: @escaping @Sendable (StoreEvent) -> Void) {
         lock.withLock { self.sink = sink }
+        // A purchase an earlier bridge of this process could not hear the
+        // answer of (LatePurchases): this one reports it.
+        let late = LatePurchases.shared.attach { [weak self] result in
+            self?.tasks.spawn { [weak self] in await self?.report(result, .update) }
+        }
+        lock.withLock { lateID = late }
         // Both start now: the listener catches what StoreKit sends from now on
         // (the launch re-delivery included), the sweep what is already waiting
         // whether or not it was sent before anyone listened.
@@ -257,15 +265,18 @@ public final class StoreKitStore: Store, @unchecked Sendable {
 
     /// Stops reporting, cancels every task and waits for them, up to
     /// `stopLimitMs` (a purchase sheet the player still has open cannot be
-    /// cancelled: its transaction comes back through the update stream at
-    /// the next start, with its key).
+    /// cancelled: its answer goes to the bridge open then in this process,
+    /// or the next one (LatePurchases); after a relaunch, StoreKit's update
+    /// stream brings the unfinished transaction; either way with its key).
     public func stop() {
-        let unanswered: [PromotedOffer] = lock.withLock {
+        let (unanswered, late): ([PromotedOffer], Int?) = lock.withLock {
             stopped = true
             sink = nil
+            defer { lateID = nil }
             defer { promoted = [:] }
-            return Array(promoted.values)
+            return (Array(promoted.values), lateID)
         }
+        if let late { LatePurchases.shared.detach(late) }
         // Promoted purchases the game did not answer wait for the next bridge.
         if let id = lock.withLock({ promotedOwner }) { PromotedIntents.shared.detach(id, unanswered: unanswered) }
         // One deadline for both, the close's last finishes first (the
@@ -369,6 +380,12 @@ public final class StoreKitStore: Store, @unchecked Sendable {
             let answer = try await StoreKitStore.buy(product, token: uuid, offer: intent, quantity: quantity)
             switch answer {
             case .success(let verification):
+                // Answered after iap_close (a sheet the close could not
+                // cancel): to the bridge open now, or the next one.
+                if lock.withLock({ stopped }) {
+                    LatePurchases.shared.hand(verification)
+                    return
+                }
                 await report(verification, .purchase(key: key),
                              alreadyOwned: ownedBefore.contains(verification.unsafePayloadValue.id))
             case .userCancelled:

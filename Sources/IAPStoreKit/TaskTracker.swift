@@ -6,9 +6,10 @@ import IAPCore
 ///
 /// StoreKit cannot always be cancelled: a purchase whose payment sheet the
 /// player still has open returns only when the player is done. `stop` waits
-/// a bounded time for such tasks, then leaves them; their results go nowhere
-/// (the sink is gone) and StoreKit delivers the transaction again through
-/// `Transaction.updates` at the next start, with its key (C5). iOS apps link
+/// a bounded time for such tasks, then leaves them; a purchase answered
+/// after that goes to the bridge open then, or the next one of the process
+/// (LatePurchases), and after a relaunch StoreKit delivers the unfinished
+/// transaction through `Transaction.updates`: with its key either way (C5). iOS apps link
 /// the library statically and never unload it, so a task outliving the
 /// bridge there does not run code that is gone.
 final class TaskTracker: @unchecked Sendable {

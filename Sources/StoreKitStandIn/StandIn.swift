@@ -30,6 +30,9 @@ public enum StandIn {
         /// later) answers `.success` with it too. (The other order, answer
         /// first: a plain purchase, then `redeliver(id)`.)
         case deliveredTwice
+        /// The payment sheet stays up (the call cannot be cancelled) until
+        /// `closeHeldSheets()`; then charges and answers `.success`.
+        case sheetHeld
     }
 
     /// Which purchase call the app made.
@@ -203,6 +206,14 @@ public enum StandIn {
         set { World.shared.locked { World.shared.syncError = newValue } }
     }
 
+    /// While true, transactions charged carry no `price` (`Transaction.price`
+    /// is optional: the SDK then reports the product's list price times the
+    /// quantity).
+    public static var omitPrices: Bool {
+        get { World.shared.locked { World.shared.omitPrices } }
+        set { World.shared.locked { World.shared.omitPrices = newValue } }
+    }
+
     /// While true, `finish()` never returns (until `releaseHungFinishes`) and
     /// has no effect.
     public static var finishHangs: Bool {
@@ -217,6 +228,10 @@ public enum StandIn {
     }
 
     public static func releaseHungFinishes(takeEffect: Bool) { World.shared.releaseHungFinishes(takeEffect: takeEffect) }
+
+    /// The player finishes every payment sheet `sheetHeld` kept up: each
+    /// purchase is charged and answered.
+    public static func closeHeldSheets() { World.shared.closeHeldSheets() }
 
     // MARK: Apple's side acting
 

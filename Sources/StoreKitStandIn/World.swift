@@ -28,6 +28,8 @@ final class World: @unchecked Sendable {
     private var script: [StandIn.PurchaseOutcome] = []
     private var pending: [StandIn.PendingPurchase] = []
     private var hung: [(id: UInt64, resume: CheckedContinuation<Void, Never>)] = []
+    /// Purchases whose payment sheet is up (`sheetHeld`).
+    private var heldSheets: [CheckedContinuation<Void, Never>] = []
     private var updateSubscribers: [Int: AsyncStream<Result>.Continuation] = [:]
     private var intentSubscribers: [Int: AsyncStream<PurchaseIntent>.Continuation] = [:]
     private var nextSubscriber = 0
@@ -38,6 +40,8 @@ final class World: @unchecked Sendable {
     var productsError: (any Error)? = nil
     var syncError: (any Error)? = nil
     var finishHangs = false
+    /// Charges made while true carry no `price` (StoreKit's is optional).
+    var omitPrices = false
     var environment = "Xcode"
     var osVersion: (major: Int, minor: Int) = (18, 2)
     var canMakePayments = true
@@ -84,13 +88,14 @@ final class World: @unchecked Sendable {
     func reset() {
         let (subs, intents, waiting, others): ([AsyncStream<Result>.Continuation], [AsyncStream<PurchaseIntent>.Continuation],
                                                [CheckedContinuation<Void, Never>], [() -> Void]) = locked {
-            let out = (Array(updateSubscribers.values), Array(intentSubscribers.values), hung.map(\.resume), extras.streams)
+            let out = (Array(updateSubscribers.values), Array(intentSubscribers.values), hung.map(\.resume) + heldSheets, extras.streams)
+            heldSheets = []
             extras = WorldExtras()
             // nextID keeps counting: an operation left over from before the reset
             // (a finish still queued) must not touch a new transaction with its ID.
             products = [:]; entries = [:]; order = []; script = []; pending = []; hung = []
             updateSubscribers = [:]; intentSubscribers = [:]; launchRedelivery = true; clockOffset = 0
-            productsError = nil; syncError = nil; finishHangs = false; environment = "Xcode"
+            productsError = nil; syncError = nil; finishHangs = false; omitPrices = false; environment = "Xcode"
             osVersion = (18, 2); screen = .foregroundWithKeyWindow; waitingIntents = []
             canMakePayments = true; storefrontCountry = "USA"; storefrontSubscribers = [:]
             finishCalls = []; purchaseCalls = []; productRequests = []; syncCount = 0; entitlementLookups = []
@@ -214,7 +219,7 @@ final class World: @unchecked Sendable {
             expirationDate: expires, purchasedQuantity: quantity,
             isUpgraded: false, revocationDate: nil, revocationReason: nil, productType: p.type,
             appAccountToken: token, environmentRaw: environment, reasonRaw: renewalOf == nil ? "PURCHASE" : "RENEWAL")
-        t.paidPrice = paid * Decimal(quantity)
+        t.paidPrice = omitPrices ? nil : paid * Decimal(quantity)
         t.paidCurrency = p.currencyCode
         t.storefrontRaw = storefrontCountry ?? "USA"
         t.offerRaw = used.map(StandInTransactionOffer.init)
@@ -428,6 +433,11 @@ final class World: @unchecked Sendable {
             return .pending
         case .failure(let error):
             throw error
+        case .sheetHeld:
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in locked { heldSheets.append(c) } }
+            return .success(result(locked {
+                ownedLocked(p) ?? chargeLocked(p, token: token, verified: true, quantity: quantity, offer: offer)
+            }))
         case .deliveredTwice:
             let r = result(locked { chargeLocked(p, token: token, verified: true) })
             deliver(r)
@@ -538,6 +548,14 @@ final class World: @unchecked Sendable {
 
     /// Lets every hanging `finish()` return; `takeEffect` says whether those
     /// transactions end up finished.
+    func closeHeldSheets() {
+        let waiting: [CheckedContinuation<Void, Never>] = locked {
+            defer { heldSheets = [] }
+            return heldSheets
+        }
+        for c in waiting { c.resume() }
+    }
+
     func releaseHungFinishes(takeEffect: Bool) {
         let waiting: [CheckedContinuation<Void, Never>] = locked {
             if takeEffect { for h in hung { entries[h.id]?.finished = true } }

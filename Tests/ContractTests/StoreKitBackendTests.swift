@@ -233,6 +233,26 @@ extension StoreContract {
             #expect(store.runningFinishCount == 0, "a finish task or a time limit's timer of the closed bridge still runs")
         }
 
+        @Test("a purchase whose payment sheet was still up at iap_close reaches the bridge the game opens next in the same process, with its key (StoreKit answers it only to the purchase call)")
+        func purchaseAnsweredAfterClose() async throws {
+            let env = fresh()
+            var (b, _) = try await launch(env)
+            let key: Int64 = 1_800_000_000_041
+            StandIn.nextPurchases(.sheetHeld)
+            _ = try b.buy("coins_100", key)
+            await TestBridge.eventually("the purchase call was made") { StandIn.purchaseCalls.count > 0 }
+            b.close()   // the sheet is still up: the close cannot cancel it
+            (b, _) = try await launch(env)   // the same process: no launch re-delivery
+            try await barrier(b)
+            StandIn.closeHeldSheets()         // the player pays now
+            let r = try #require(await b.result(key: key), "the purchase answered after the close never reached the open bridge")
+            #expect(r["result"]?.stringValue == "0" && r["origin"]?.stringValue == "game")
+            try b.confirm(key)
+            let txn = try #require(r.transactionID.flatMap(UInt64.init))
+            await TestBridge.eventually("finished after the confirm") { StandIn.isFinished(txn) }
+            b.close()
+        }
+
         @Test("iap_close with a finish() that hangs: the close's own last finish is given up within the close's limit, and nothing of the bridge runs after (C8): no finish task, no time limit's timer; the next launch finishes it")
         func closeWithHangingFinish() async throws {
             let env = fresh()

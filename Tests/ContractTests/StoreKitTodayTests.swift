@@ -251,6 +251,16 @@ extension StoreContract {
             _ = try b.buy("coins_100", key + 1)
             let c = try #require(await b.result(key: key + 1))
             #expect(c["price"]?.stringValue == "0.99")
+            // A transaction without a price (Transaction.price is optional):
+            // the list price times the quantity, as a priced one says.
+            _ = try b.c.buy(productID: "coins_100", clickMs: key + 2, quantity: 3)
+            let three = try #require(await b.result(key: key + 2))
+            #expect(three["price"]?.stringValue == "2.97" && three["quantity"]?.int64Value == 3, "\(three)")
+            StandIn.omitPrices = true
+            _ = try b.c.buy(productID: "coins_100", clickMs: key + 3, quantity: 3)
+            let unpriced = try #require(await b.result(key: key + 3))
+            #expect(unpriced["price"]?.stringValue == "2.97", "no price on the transaction: the unit price was reported: \(unpriced)")
+            StandIn.omitPrices = false
             b.close()
         }
 
