@@ -18,6 +18,8 @@ struct FaultSweepTests {
     final class Game {
         var saved = Set<Int64>()
         var grants: [String: Int] = [:]
+        /// Refunds taken back, by transaction (once per key, as for grants).
+        var takenBack: [String: Int] = [:]
         var results: [Int64: String] = [:]
         var problems: [String] = []
 
@@ -34,6 +36,9 @@ struct FaultSweepTests {
                         grants[txn, default: 0] += 1
                         saved.insert(k)
                     }
+                } else if !saved.contains(k) {
+                    takenBack[txn, default: 0] += 1
+                    saved.insert(k)
                 }
                 do { try b.confirm(k) } catch let e as IAPError where e.code == .closed { return } catch {
                     problems.append("confirm of a shown result \(k): \(error)")
@@ -124,12 +129,18 @@ struct FaultSweepTests {
         }
         b = try env.open()
         var problems = g.problems
-        let late = b.drainResults()
-        if !late.isEmpty { problems.append("delivered after everything was confirmed: \(late.map(\.keyValue))") }
+        let late = b.drain().filter { $0["type"]?.stringValue == "7" || $0["type"]?.stringValue == "revoked" }
+        if !late.isEmpty { problems.append("delivered after everything was confirmed: \(late.map { "\($0["type"]?.stringValue ?? "") \($0.keyValue ?? 0)" })") }
         for t in try b.transactions() {
             let id = t["transactionID"]?.stringValue ?? ""
             let n = g.grants[id] ?? 0
             if n != 1 { problems.append("transaction \(id) (\(t["productID"]?.stringValue ?? "")) granted \(n) times") }
+            // A refund is taken back once: its "revoked" kept until
+            // confirmed like a result, whatever failed on the way.
+            let back = g.takenBack[id] ?? 0
+            if back != (t["revoked"] == .bool(true) ? 1 : 0) {
+                problems.append("transaction \(id) (revoked: \(t["revoked"].map { "\($0)" } ?? "?")) taken back \(back) times")
+            }
             if t["finished"] == .bool(false) { problems.append("transaction \(id) never finished") }
         }
         b.close()
