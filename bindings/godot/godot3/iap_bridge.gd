@@ -81,7 +81,20 @@ static func _load_native(gdnlib_path):
 
 # {"store": "simulator", ...} for open(). Paths must be absolute
 # (ProjectSettings.globalize_path("user://iap")).
+# Paths may be Godot's own ("res://", "user://"): the library reads files
+# through the operating system, so they are made absolute here (a "res://"
+# file exists on disk in the editor; an exported game's lives in its .pck:
+# ship the catalog beside the executable and pass that path).
+static func _os_path(path):
+	if path.begins_with("res://") or path.begins_with("user://"):
+		return ProjectSettings.globalize_path(path)
+	return path
+
+
 static func simulator_config(data_dir, catalog, state_dir = "", options = {}):
+	data_dir = _os_path(data_dir)
+	catalog = _os_path(catalog)
+	state_dir = _os_path(state_dir)
 	var sim = {}
 	if state_dir != "":
 		sim["stateDir"] = state_dir
@@ -95,7 +108,7 @@ static func simulator_config(data_dir, catalog, state_dir = "", options = {}):
 
 
 static func storekit_config(data_dir):
-	return {"store": "storekit", "dataDir": data_dir}
+	return {"store": "storekit", "dataDir": _os_path(data_dir)}
 
 
 func _call(procedure, args):

@@ -54,6 +54,12 @@ func api():
 	h.check(b.open(IAPBridge.simulator_config("relative/dir", catalog)) == IAPBridge.E_BAD_CONFIG,
 		"a relative dataDir is E_BAD_CONFIG: " + str(b.last_error))
 	h.check(b.last_message.length() > 0, "the error has a sentence: " + b.last_message)
+	# Godot's own paths are made absolute for the library.
+	var godot_paths = IAPBridge.simulator_config("user://iap", "res://Game.storekit", "user://iap-state")
+	h.check(godot_paths["dataDir"] == ProjectSettings.globalize_path("user://iap") and godot_paths["dataDir"].begins_with("/")
+		and godot_paths["catalog"] == ProjectSettings.globalize_path("res://Game.storekit")
+		and godot_paths["simulator"]["stateDir"] == ProjectSettings.globalize_path("user://iap-state"),
+		"simulator_config makes user:// and res:// paths absolute: " + str(godot_paths))
 	h.check(b.error_name(IAPBridge.E_UNKNOWN_KEY) == "IAP_E_UNKNOWN_KEY", "error_name")
 	b = h.open(config("api"))
 	h.check(b.buy("no_such_product") == "" and b.last_error == IAPBridge.E_UNKNOWN_PRODUCT,
