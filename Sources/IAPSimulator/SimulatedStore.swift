@@ -115,8 +115,8 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         // dataDir the open refuses leaves no store directory (with the
         // failed call's app version in it) behind.
         // (A dataDir inside the stateDir waits for the stateDir to be made.)
-        let data = POSIX.withoutTrailingSlashes(config.dataDir)
-        if POSIX.parent(of: data) != POSIX.withoutTrailingSlashes(options.stateDir) {
+        let data = POSIX.lexicallyNormal(config.dataDir)
+        if POSIX.parent(of: data) != POSIX.lexicallyNormal(options.stateDir) {
             try POSIX.checkDirectory(config.dataDir, role: "dataDir")
         }
         return (options, catalog, try prepareStateDirectory(options, dataDir: config.dataDir))

@@ -11,8 +11,8 @@ extension SimulatedStore {
             : "\"simulator\".\"stateDir\""
         // A stateDir inside a dataDir not made yet (a first launch): dataDir
         // first, as the open would make it (checked already).
-        let data = POSIX.withoutTrailingSlashes(dataDir)
-        if POSIX.parent(of: POSIX.withoutTrailingSlashes(options.stateDir)) == data && !POSIX.exists(data) {
+        let data = POSIX.lexicallyNormal(dataDir)
+        if POSIX.parent(of: POSIX.lexicallyNormal(options.stateDir)) == data && !POSIX.exists(data) {
             try POSIX.prepareDirectory(data, role: "dataDir")
         }
         try POSIX.prepareDirectory(options.stateDir, role: role)

@@ -75,9 +75,10 @@ final class FinishQueue: @unchecked Sendable {
     private func drain() async {
         while let (id, work) = next() {
             let inTime = await TimeLimit.run(ms: limitMs, work)
+            let cancelled = Task.isCancelled   // stopped by the close: no timeout
             lock.withLock {
                 busy.remove(id)
-                if !inTime { timedOut += 1 }
+                if !inTime && !cancelled { timedOut += 1 }
             }
             if !inTime && !Task.isCancelled { onTimeout(id) }
         }
@@ -107,7 +108,7 @@ enum TimeLimit {
     /// timer ends with it: only `work` itself may still be running then.
     static func run(ms: Int64, _ work: @escaping @Sendable () async -> Void) async -> Bool {
         let gate = Gate()
-        Task {
+        let worker = Task {
             await work()
             gate.open(true)
         }
@@ -119,6 +120,9 @@ enum TimeLimit {
         let inTime = await withTaskCancellationHandler {
             await gate.wait()
         } onCancel: {
+            // The work stops where it cooperates (a scan of StoreKit's
+            // lists); Apple's own call under way, if any, is left to return.
+            worker.cancel()
             gate.open(false)
         }
         timer.cancel()

@@ -25,30 +25,32 @@ final class LatePurchases: @unchecked Sendable {
     private let lock = Lock()
     /// Answers no open bridge took yet, oldest first.
     private var waiting: [VerificationResult<Transaction>] = []
-    /// The open bridge that reports them (the newest to attach).
-    private var owner: (id: Int, take: @Sendable (VerificationResult<Transaction>) -> Void)? = nil
+    /// The open bridge that reports them (the newest to attach); `take`
+    /// answers false when its store is stopping (the answer then waits).
+    private var owner: (id: Int, take: @Sendable (VerificationResult<Transaction>) -> Bool)? = nil
     private var nextID = 0
 
     /// A stopped store's late answer: to the open bridge, else kept.
     func hand(_ result: VerificationResult<Transaction>) {
-        let take: (@Sendable (VerificationResult<Transaction>) -> Void)? = lock.withLock {
+        let take: (@Sendable (VerificationResult<Transaction>) -> Bool)? = lock.withLock {
             if let owner { return owner.take }
             waiting.append(result)
             return nil
         }
-        take?(result)
+        if let take, !take(result) { lock.withLock { waiting.append(result) } }
     }
 
     /// An opening store takes the late answers from now on, and those kept.
     /// Returns its registration, for `detach`.
-    func attach(_ take: @escaping @Sendable (VerificationResult<Transaction>) -> Void) -> Int {
+    func attach(_ take: @escaping @Sendable (VerificationResult<Transaction>) -> Bool) -> Int {
         let (id, kept): (Int, [VerificationResult<Transaction>]) = lock.withLock {
             nextID += 1
             owner = (nextID, take)
             defer { waiting = [] }
             return (nextID, waiting)
         }
-        for r in kept { take(r) }
+        let refused = kept.filter { !take($0) }
+        if !refused.isEmpty { lock.withLock { waiting.insert(contentsOf: refused, at: 0) } }
         return id
     }
 

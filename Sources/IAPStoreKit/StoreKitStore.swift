@@ -96,7 +96,20 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         // A purchase an earlier bridge of this process could not hear the
         // answer of (LatePurchases): this one reports it.
         let late = LatePurchases.shared.attach { [weak self] result in
-            self?.tasks.spawn { [weak self] in await self?.report(result, .update) }
+            // Refused by a store that is stopping (it would report nowhere):
+            // the answer waits for the next bridge.
+            guard let self, !self.lock.withLock({ self.stopped }) else { return false }
+            return self.tasks.spawn { [weak self] in
+                // Only while StoreKit still lists it as unfinished: one the
+                // closed bridge handled already (through the update stream,
+                // answered late to its purchase call) is done with, and its
+                // tombstone may be gone.
+                let id = result.unsafePayloadValue.id
+                for await r in Transaction.unfinished where r.unsafePayloadValue.id == id {
+                    await self?.report(result, .update)
+                    return
+                }
+            }
         }
         lock.withLock { lateID = late }
         // Both start now: the listener catches what StoreKit sends from now on

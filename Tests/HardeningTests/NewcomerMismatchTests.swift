@@ -76,10 +76,15 @@ struct NewcomerMismatchTests {
             let (rc, msg, h) = Self.open(Self.config(dataDir: data, stateDir: state))
             #expect(rc == -4 && h == nil && msg.contains("must differ"), "\(data) / \(state): \(String(cString: iap_error_name(rc))): \(msg)")
         }
-        var h: OpaquePointer? = nil
-        let rc = Self.config(dataDir: s.path + "/game", stateDir: s.path + "/game/store").withCString { iap_open($0, &h) }
-        #expect(rc == 0, "\(lastError())")
-        if rc == 0 { #expect(iap_close(h) == 0) }
+        // Each inside the other before either exists, spelled as naive path
+        // joins make them ("//", "/./"): both open.
+        for (data, state) in [(s.path + "/game", s.path + "/game/store"), (s.path + "/st2//data", s.path + "/st2"),
+                              (s.path + "/g3/", s.path + "/g3/./store")] {
+            var h: OpaquePointer? = nil
+            let rc = Self.config(dataDir: data, stateDir: state).withCString { iap_open($0, &h) }
+            #expect(rc == 0, "\(data) / \(state): \(lastError())")
+            if rc == 0 { #expect(iap_close(h) == 0) }
+        }
     }
 
     @Test("a relative catalog that is not there: the message names the working directory it was looked for in")

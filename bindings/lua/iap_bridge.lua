@@ -448,7 +448,9 @@ function M.load(path, options)
     pcall(ffi.cdef, "void *dlopen(const char *filename, int flags);")
     local RTLD_NOW = 2
     local RTLD_NODELETE = ffi.os == "OSX" and 0x80 or 0x1000
-    local ok, h = pcall(function() return ffi.C.dlopen(path, RTLD_NOW + RTLD_NODELETE) end)
+    -- The file the system loader found under a bare name is its file name.
+    local file = path:find("[/\\]") and path or default_name()
+    local ok, h = pcall(function() return ffi.C.dlopen(file, RTLD_NOW + RTLD_NODELETE) end)
     if not ok or h == nil then error("iap_bridge: could not pin " .. tostring(path), 2) end
   end
   return setmetatable({ C = C }, Library)

@@ -98,7 +98,9 @@ extension Coordinator {
                 // Confirmed before: make sure the store forgets it, but never
                 // before the confirm is durable (C3): a pending commit
                 // finishes it then.
-                if t.verified && live == nil && !outbox.isFinishPending(transaction: t.id) { store.finish(transactionID: t.id) }
+                if t.verified && !outbox.hasLiveRecord(ofTransaction: t.id) && !outbox.isFinishPending(transaction: t.id) {
+                    store.finish(transactionID: t.id)
+                }
                 return
             }
         }
@@ -134,7 +136,11 @@ extension Coordinator {
         guard t.verified else { return }
         guard outbox.liveRecordIDs(transaction: t.id, flavor: .revocation) == nil else { return }
         if outbox.hasTombstone(transaction: t.id, flavor: .revocation) {
-            if !outbox.isFinishPending(transaction: t.id) { store.finish(transactionID: t.id) }
+            // Not while its purchase's result is still live: the store
+            // would stop vouching for a "7" the game has not handled (C3).
+            if !outbox.isFinishPending(transaction: t.id) && !outbox.hasLiveRecord(ofTransaction: t.id) {
+                store.finish(transactionID: t.id)
+            }
             return
         }
         let key = storeKey(t, flavor: .revocation)

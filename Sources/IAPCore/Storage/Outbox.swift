@@ -527,7 +527,7 @@ public final class Outbox {
     /// is confirmed: finished earlier, the store would stop listing it as
     /// unfinished, and the next open would drop the result the game has not
     /// handled as one the store does not vouch for (C3, C9).
-    private func hasLiveRecord(ofTransaction txn: String) -> Bool {
+    func hasLiveRecord(ofTransaction txn: String) -> Bool {
         byTransaction[TransactionTag(txn, .transaction)] != nil || byTransaction[TransactionTag(txn, .revocation)] != nil
     }
 
