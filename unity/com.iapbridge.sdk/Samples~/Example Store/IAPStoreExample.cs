@@ -16,7 +16,16 @@ public class IAPStoreExample : MonoBehaviour
 
     private void Start()
     {
+        // The editor and a desktop player of the same project share
+        // persistentDataPath (Linux, Windows): each keeps its own files, so
+        // both can run at once (one dataDir, one open bridge) and the
+        // editor's simulated purchases never meet a player's store.
+#if UNITY_EDITOR
+        string root = Path.Combine(Application.persistentDataPath, "editor");
+        Directory.CreateDirectory(root);
+#else
         string root = Application.persistentDataPath;
+#endif
         try
         {
             shop = new Shop(Config(root), Path.Combine(root, "example-save.txt"));
