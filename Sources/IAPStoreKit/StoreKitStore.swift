@@ -301,6 +301,16 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         tasks.stop(limitMs: max(50, due - SDKThread.nowMs()))
     }
 
+    public func stopReporting() {
+        let late: Int? = lock.withLock {
+            stopped = true
+            sink = nil
+            defer { lateID = nil }
+            return lateID
+        }
+        if let late { LatePurchases.shared.detach(late) }
+    }
+
     // MARK: Reporting
 
     func emit(_ event: StoreEvent) {

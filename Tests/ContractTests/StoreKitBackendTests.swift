@@ -253,6 +253,26 @@ extension StoreContract {
             b.close()
         }
 
+        @Test("a purchase answered while the close makes its last commit (the store stopped reporting, the bridge not gone yet) waits for the next bridge of the process instead of reaching the closing one")
+        func purchaseAnsweredDuringClose() async throws {
+            let env = fresh()
+            var (b, store) = try await launch(env)
+            let key: Int64 = 1_800_000_000_042
+            StandIn.nextPurchases(.sheetHeld)
+            _ = try b.buy("coins_100", key)
+            await TestBridge.eventually("the purchase call was made") { StandIn.purchaseCalls.count > 0 }
+            store.stopReporting()            // the close's first step
+            StandIn.closeHeldSheets()         // the player pays in that window
+            try await Task.sleep(nanoseconds: 200_000_000)
+            #expect(b.results(key: key).isEmpty, "reported to a bridge that is closing")
+            b.close()
+            (b, _) = try await launch(env)
+            let r = try #require(await b.result(key: key), "the purchase answered during the close never reached the next bridge")
+            #expect(r["result"]?.stringValue == "0")
+            try b.confirm(key)
+            b.close()
+        }
+
         @Test("iap_close with a finish() that hangs: the close's own last finish is given up within the close's limit, and nothing of the bridge runs after (C8): no finish task, no time limit's timer; the next launch finishes it")
         func closeWithHangingFinish() async throws {
             let env = fresh()

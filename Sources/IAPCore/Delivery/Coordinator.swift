@@ -407,6 +407,10 @@ public final class Coordinator: @unchecked Sendable {
         assertOwner()
         guard !closed else { return nil }
         assert(lifecycle.current == .closing, "close leaves open before its job runs")
+        // Before the last commit (a sync: 20 ms on a phone): a purchase the
+        // store answers from now on waits for the next bridge of the
+        // process instead of reaching this closed one.
+        store.stopReporting()
         let failure = commitNow()
         if failure == nil { compact() }
         lifecycle.advance(to: .closed)

@@ -85,6 +85,14 @@ public protocol Store: AnyObject, Sendable {
     /// Drives a simulated store; other stores throw `.notSupported`.
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue
 
+    /// The bridge is closing: report nothing more. Called first by the
+    /// close, before its last commit and `stop`, so that an answer arriving
+    /// meanwhile is not handed to a bridge that can no longer take it: a
+    /// store that can keeps a purchase answered from now on for the next
+    /// bridge of the process (StoreKit: LatePurchases). `finish` still
+    /// works. Default: nothing.
+    func stopReporting()
+
     /// Stops listening and ends every task the store started; no sink call
     /// starts after this returns (and one that does anyway is ignored).
     func stop()
@@ -92,6 +100,7 @@ public protocol Store: AnyObject, Sendable {
 
 extension Store {
     public func attach(scheduler: StoreScheduler) {}
+    public func stopReporting() {}
     public func prepareStart() {}
     public func validatePurchase(productID: String, quantity: Int) throws(IAPError) {}
 

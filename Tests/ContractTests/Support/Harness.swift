@@ -203,5 +203,6 @@ final class FaultyStore: Store, @unchecked Sendable {
     func validate(_ request: StoreRequest) throws(IAPError) { try inner.validate(request) }
     func perform(_ request: StoreRequest) { inner.perform(request) }
     func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { try inner.simulate(command) }
+    func stopReporting() { inner.stopReporting() }
     func stop() { inner.stop() }
 }
