@@ -42,9 +42,12 @@ static void log_message(const char *m) {
 }
 
 
-/* Drains everything for ~100 ms; counts "7" messages with this key (or any when key==NULL). */
-static int count_results(iap_bridge *b, const char *key) {
-    int n = 0;
+/* Drains everything for ~100 ms, in one pass (a pass takes every message it
+ * sees): *n1 counts the "7" messages with key k1 (any "7" when k1 is NULL),
+ * *n2, unless n2 is NULL, those with key k2. */
+static void count_two(iap_bridge *b, const char *k1, int *n1, const char *k2, int *n2) {
+    *n1 = 0;
+    if (n2) *n2 = 0;
     for (int i = 0; i < 20; i++) {
         char *m;
         while ((m = iap_poll(b)) != NULL) {
@@ -52,31 +55,19 @@ static int count_results(iap_bridge *b, const char *key) {
             char t[32] = "", k[32] = "";
             iap_json_field(m, "type", t, sizeof t);
             iap_json_field(m, "key", k, sizeof k);
-            if (strcmp(t, "7") == 0 && (key == NULL || strcmp(k, key) == 0)) n++;
+            if (strcmp(t, "7") == 0 && (k1 == NULL || strcmp(k, k1) == 0)) (*n1)++;
+            if (n2 && strcmp(t, "7") == 0 && strcmp(k, k2) == 0) (*n2)++;
             iap_free(m);
         }
         usleep(5000);
     }
-    return n;
 }
 
-/* Drains everything for ~100 ms; counts the "7" messages with key k1 and
- * with key k2, in one pass (a pass takes every message it sees). */
-static void count_two(iap_bridge *b, const char *k1, int *n1, const char *k2, int *n2) {
-    *n1 = *n2 = 0;
-    for (int i = 0; i < 20; i++) {
-        char *m;
-        while ((m = iap_poll(b)) != NULL) {
-            log_message(m);
-            char t[32] = "", k[32] = "";
-            iap_json_field(m, "type", t, sizeof t);
-            iap_json_field(m, "key", k, sizeof k);
-            if (strcmp(t, "7") == 0 && strcmp(k, k1) == 0) (*n1)++;
-            if (strcmp(t, "7") == 0 && strcmp(k, k2) == 0) (*n2)++;
-            iap_free(m);
-        }
-        usleep(5000);
-    }
+/* The "7" messages with this key (or any when key is NULL), draining all. */
+static int count_results(iap_bridge *b, const char *key) {
+    int n = 0;
+    count_two(b, key, &n, NULL, NULL);
+    return n;
 }
 
 /* A wall clock's milliseconds (November 2023): clicks at WALL + n are their
