@@ -1,5 +1,6 @@
 import Foundation
 import IAPCore
+import IAPSimulator
 import IAPTestSupport
 import Testing
 
@@ -215,6 +216,11 @@ struct PowerLossTests {
             v.append("C2: key \(k) was shown to the game but is not in the outbox")
         }
         for k in told.durable where live.contains(k) { v.append("C12: key \(k)'s confirm was acknowledged durable but it is still live") }
+        // C3 at the sync boundary: what the store finished, as this state left
+        // it (read before any bridge acts on it), has no record this disk
+        // state still holds unconfirmed. A finish between a confirm's write
+        // and its sync leaves exactly that after a power cut.
+        v += try Self.finishedBeforeDurableConfirm(outbox: outbox ?? [], env: env)
         // A bridge on it, as the next launch.
         let b = try env.open()
         let ms = b.drain()
@@ -234,6 +240,32 @@ struct PowerLossTests {
         }
         b.close()
         return v
+    }
+
+    /// Transactions the store of this state finished while the outbox of
+    /// this state holds a record of them that is neither confirmed nor
+    /// tombstoned: each a C3 violation.
+    static func finishedBeforeDurableConfirm(outbox: [UInt8], env: TestEnv) throws -> [String] {
+        var recordTxn: [UInt64: String] = [:]
+        var confirmed = Set<UInt64>(), tombstoned = Set<String>()
+        for p in RecordFrame.scan(outbox).records {
+            switch OutboxEntry.decode(p) {
+            case .put(let r)?: recordTxn[r.id] = r.transactionID
+            case .confirm(let ids)?: confirmed.formUnion(ids)
+            case .tombstone(let t, _)?: tombstoned.insert(t)
+            default: break
+            }
+        }
+        let unconfirmed = Set(recordTxn.filter { !confirmed.contains($0.key) && !$0.value.isEmpty }.map(\.value))
+            .subtracting(tombstoned)
+        guard !unconfirmed.isEmpty else { return [] }
+        let store = try SimulatedStore.open(config: try BridgeConfig.parse(Array(env.configJSON.utf8)))
+        defer { store.stop() }
+        let list = try store.simulate(try JSONParser.parse(#"{"op":"transactions"}"#))["transactions"]?.arrayValue ?? []
+        return list.compactMap { t in
+            guard t["finished"] == .bool(true), let id = t["transactionID"]?.stringValue, unconfirmed.contains(id) else { return nil }
+            return "C3: the store finished transaction \(id) while this disk state holds its record unconfirmed"
+        }
     }
 
     static func explore(_ rec: Recorded, catalog: String) throws -> (states: Int, violations: [String]) {
