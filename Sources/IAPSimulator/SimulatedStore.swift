@@ -543,6 +543,14 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         emit(out)
     }
 
+    /// The pending purchase `id` is answered (approved, resolved, declined):
+    /// recorded, then forgotten.
+    func unpendLocked(_ id: String) throws(IAPError) {
+        try persist([event("unpend") { $0.string("id", id) }])
+        pending[id] = nil
+        pendingOrder.removeAll { $0 == id }
+    }
+
     /// Keeps a purchase waiting (`pending` op) for `reason`, with what it
     /// buys; false when the store could not record it.
     @discardableResult

@@ -65,26 +65,20 @@ enum SimulatorCommands {
                     offer = product.winBackOffers.first { $0.id == w }?.transactionOffer
                 } else if let w = p.winBackOfferID {
                     guard let o = s.eligibleWinBackOfferLocked(product, id: w) else {
-                        try s.persist([event("unpend") { $0.string("id", p.id) }])
-                        s.pending[p.id] = nil
-                        s.pendingOrder.removeAll { $0 == p.id }
+                        try s.unpendLocked(p.id)
                         out.append(.purchaseFailed(key: p.key, productID: p.productID, failure: .productUnavailable))
-                        return .object(["ok": .bool(true)])
+                        return ok()
                     }
                     offer = o
                 }
                 let t = try s.chargeLocked(product, token: p.token, storeInitiated: false, quantity: p.quantity, offer: offer, &out)
-                try s.persist([event("unpend") { $0.string("id", p.id) }])
-                s.pending[p.id] = nil
-                s.pendingOrder.removeAll { $0 == p.id }
+                try s.unpendLocked(p.id)
                 out.append(.transaction(t.storeTransaction(currency: s.currency), .update))
                 s.appendEntitlementChangeLocked(&out)
                 return .object(["ok": .bool(true), "transactionID": .string(String(t.id))])
             case "decline":
                 let p = try pendingItem(o, s, reasons: ["askToBuy"])
-                try s.persist([event("unpend") { $0.string("id", p.id) }])
-                s.pending[p.id] = nil
-                s.pendingOrder.removeAll { $0 == p.id }
+                try s.unpendLocked(p.id)
                 out.append(.purchaseFailed(key: p.key, productID: p.productID, failure: .declined))
                 return ok()
             case "refund":

@@ -80,7 +80,7 @@ final class FinishQueue: @unchecked Sendable {
                 busy.remove(id)
                 if !inTime && !cancelled { timedOut += 1 }
             }
-            if !inTime && !Task.isCancelled { onTimeout(id) }
+            if !inTime && !cancelled { onTimeout(id) }
         }
     }
 

@@ -282,14 +282,11 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     /// or the next one (LatePurchases); after a relaunch, StoreKit's update
     /// stream brings the unfinished transaction; either way with its key).
     public func stop() {
-        let (unanswered, late): ([PromotedOffer], Int?) = lock.withLock {
-            stopped = true
-            sink = nil
-            defer { lateID = nil }
+        stopReporting()
+        let unanswered: [PromotedOffer] = lock.withLock {
             defer { promoted = [:] }
-            return (Array(promoted.values), lateID)
+            return Array(promoted.values)
         }
-        if let late { LatePurchases.shared.detach(late) }
         // Promoted purchases the game did not answer wait for the next bridge.
         if let id = lock.withLock({ promotedOwner }) { PromotedIntents.shared.detach(id, unanswered: unanswered) }
         // One deadline for both, the close's last finishes first (the

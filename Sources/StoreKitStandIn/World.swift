@@ -419,6 +419,9 @@ final class World: @unchecked Sendable {
         if sceneFails { throw StoreKitError.systemError(StandIn.ConfirmationSceneError()) }
         guard let outcome else { throw StoreKitError.unknown }
         switch outcome {
+        case .sheetHeld:
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in locked { heldSheets.append(c) } }
+            fallthrough  // then charged and answered as a plain success
         case .success:
             return .success(result(locked {
                 ownedLocked(p) ?? chargeLocked(p, token: token, verified: true, quantity: quantity, offer: offer)
@@ -433,11 +436,6 @@ final class World: @unchecked Sendable {
             return .pending
         case .failure(let error):
             throw error
-        case .sheetHeld:
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in locked { heldSheets.append(c) } }
-            return .success(result(locked {
-                ownedLocked(p) ?? chargeLocked(p, token: token, verified: true, quantity: quantity, offer: offer)
-            }))
         case .deliveredTwice:
             let r = result(locked { chargeLocked(p, token: token, verified: true) })
             deliver(r)
@@ -546,8 +544,6 @@ final class World: @unchecked Sendable {
         }
     }
 
-    /// Lets every hanging `finish()` return; `takeEffect` says whether those
-    /// transactions end up finished.
     func closeHeldSheets() {
         let waiting: [CheckedContinuation<Void, Never>] = locked {
             defer { heldSheets = [] }
@@ -556,6 +552,8 @@ final class World: @unchecked Sendable {
         for c in waiting { c.resume() }
     }
 
+    /// Lets every hanging `finish()` return; `takeEffect` says whether those
+    /// transactions end up finished.
     func releaseHungFinishes(takeEffect: Bool) {
         let waiting: [CheckedContinuation<Void, Never>] = locked {
             if takeEffect { for h in hung { entries[h.id]?.finished = true } }

@@ -98,7 +98,9 @@ extension Coordinator {
                 // Confirmed before: make sure the store forgets it, but never
                 // before the confirm is durable (C3): a pending commit
                 // finishes it then.
-                if t.verified && !outbox.hasLiveRecord(ofTransaction: t.id) && !outbox.isFinishPending(transaction: t.id) {
+                // (`live` answered for the purchase records already.)
+                if t.verified && live == nil && outbox.liveRecordIDs(transaction: t.id, flavor: .revocation) == nil
+                    && !outbox.isFinishPending(transaction: t.id) {
                     store.finish(transactionID: t.id)
                 }
                 return
@@ -138,7 +140,8 @@ extension Coordinator {
         if outbox.hasTombstone(transaction: t.id, flavor: .revocation) {
             // Not while its purchase's result is still live: the store
             // would stop vouching for a "7" the game has not handled (C3).
-            if !outbox.isFinishPending(transaction: t.id) && !outbox.hasLiveRecord(ofTransaction: t.id) {
+            // (No live revocation record: the guard above.)
+            if !outbox.isFinishPending(transaction: t.id) && outbox.liveRecordIDs(transaction: t.id, flavor: .transaction) == nil {
                 store.finish(transactionID: t.id)
             }
             return
