@@ -40,6 +40,11 @@
  *   arguments, hand the work to the SDK thread and return (results arrive
  *   later as messages). Only iap_open, iap_close, iap_flush and iap_simulator
  *   wait for the SDK thread.
+ *   Both threads start with the signal mask of the thread that called
+ *   iap_open: a signal the game blocks everywhere (SIGTERM read with sigwait
+ *   or a signalfd) stays blocked on them. The callback thread unblocks only
+ *   SIGPWR, SIGXCPU and the real-time signals, which managed runtimes (Mono)
+ *   stop the threads they attached with.
  *
  * UNLOADING
  *   Once every bridge is closed, nothing of the SDK runs any more (no thread,
@@ -165,7 +170,9 @@ typedef struct iap_bridge iap_bridge;
 /* Receives one message. `json` is valid only during the call: copy it to
  * keep it; do not free it. Called on the SDK's own delivery thread (one at a
  * time, in order), with no SDK lock held: it may call any iap_* function,
- * including iap_confirm and iap_close on its own bridge. */
+ * including iap_confirm and iap_close on its own bridge. It must not close
+ * another bridge whose callback may be closing this one at the same time:
+ * each close waits for the other's callback to return. */
 typedef void (*iap_callback)(void *ctx, const char *json);
 
 /* ---- Functions ---------------------------------------------------------- */
@@ -251,7 +258,10 @@ int32_t iap_open(const char *config_json, iap_bridge **out);
  * at its iap_open), and both of the bridge's threads end (a callback running on another thread finishes
  * first). Results not confirmed stay on disk for the next iap_open. After it,
  * `b` is invalid, and once every bridge is closed the library may be
- * unloaded. Returns IAP_OK, IAP_E_INVALID_HANDLE, IAP_E_CLOSED (twice), or
+ * unloaded. Returns IAP_OK, IAP_E_INVALID_HANDLE, IAP_E_CLOSED (twice: a
+ * second iap_close while another thread's close of `b` is under way returns
+ * once that close has finished, so the caller may open dataDir again, except
+ * from `b`'s own callback, which that close waits for), or
  * IAP_E_IO when a confirm could not be made durable (the bridge is closed
  * all the same; that result is delivered again at the next iap_open). */
 int32_t iap_close(iap_bridge *b);
@@ -362,8 +372,12 @@ void iap_free(void *p);
 
 /* Sets the callback that receives messages from now on, instead of iap_poll
  * (messages already queued go to it too). cb NULL switches back to polling.
- * `ctx` is passed back untouched. Returns IAP_OK, IAP_E_INVALID_HANDLE or
- * IAP_E_CLOSED. */
+ * `ctx` is passed back untouched. A call of the previous callback under way
+ * on the delivery thread is waited for: once this returns, the previous cb
+ * is never entered again and its ctx may be freed (called from inside that
+ * callback, it returns at once; the call under way is the caller's). So do
+ * not call it while holding a lock your callback takes. Returns IAP_OK,
+ * IAP_E_INVALID_HANDLE or IAP_E_CLOSED. */
 int32_t iap_set_callback(iap_bridge *b, iap_callback cb, void *ctx);
 
 /* This thread's last error message: a sentence about the last call on this

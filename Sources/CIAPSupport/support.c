@@ -3,11 +3,13 @@
 #endif
 #include "CIAPSupport.h"
 #include <pthread.h>
+#include <signal.h>
 #if defined(__linux__) && !defined(__ANDROID__)
 #include <dlfcn.h>
 #endif
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int64_t iapc_registry_storage[2 * IAPC_REGISTRY_SLOTS];
 
@@ -214,9 +216,33 @@ const char *iapc_errmsg(void) {
  * image is the executable, which is never unloaded: pinning it is harmless.
  * (It lives in this file, not one of its own: valgrind 3.19, which CI's
  * instruction counts use, cannot read the DWARF 5 of a second C unit.) */
+/* The descriptors holding directory locks (fd + 1; 0 is a free entry). */
+#define IAPC_LOCK_FDS 64
+static int iapc_lock_fds[IAPC_LOCK_FDS];
+
+void iapc_note_lock_fd(int fd, int held) {
+    int want = held ? 0 : fd + 1, put = held ? fd + 1 : 0;
+    for (int i = 0; i < IAPC_LOCK_FDS; i++) {
+        int expected = want;
+        if (__atomic_compare_exchange_n(&iapc_lock_fds[i], &expected, put, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+    }
+}
+
 #if defined(__linux__) && !defined(__ANDROID__)
 static int iapc_forked_flag = 0;
-static void iapc_note_fork_child(void) { __atomic_store_n(&iapc_forked_flag, 1, __ATOMIC_RELEASE); }
+static void iapc_note_fork_child(void) {
+    __atomic_store_n(&iapc_forked_flag, 1, __ATOMIC_RELEASE);
+    /* A flock belongs to the open file description, which the child shares
+     * until it execs or exits: a helper forked without exec kept the
+     * parent's dataDir locked, and the parent's next iap_open answered
+     * IAP_E_BUSY. The child's copies are closed (close, never LOCK_UN,
+     * which would unlock the parent's description too); its bridges are
+     * the parent's, never to be used there. */
+    for (int i = 0; i < IAPC_LOCK_FDS; i++) {
+        int v = __atomic_exchange_n(&iapc_lock_fds[i], 0, __ATOMIC_ACQ_REL);
+        if (v > 0) (void)close(v - 1);
+    }
+}
 
 __attribute__((constructor)) static void iapc_pin_image(void) {
     /* A forked child is noted (iapc_forked): the image stays mapped (below),
@@ -257,4 +283,20 @@ void iapc_name_this_thread(const char *name) {
 #else
     (void)name;
 #endif
+}
+
+/* ---- The callback thread's signal mask. ---- */
+void iapc_unblock_runtime_signals(void) {
+    sigset_t set;
+    sigemptyset(&set);
+#if defined(SIGPWR)
+    sigaddset(&set, SIGPWR);   /* Boehm and Mono stop the world with it on Linux */
+#endif
+    sigaddset(&set, SIGXCPU);  /* ... and restart it with this one */
+#if defined(SIGRTMIN) && defined(SIGRTMAX)
+    /* Newer Mono takes its suspend, restart and abort signals from the
+     * real-time range (the first free ones). */
+    for (int s = SIGRTMIN; s <= SIGRTMAX; s++) sigaddset(&set, s);
+#endif
+    (void)pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }

@@ -60,6 +60,12 @@ public func iap_close(_ b: OpaquePointer?) -> Int32 {
         return report("iap_close", IAPError(.invalidHandle, b == nil ? "the bridge is NULL" : "not a bridge returned by iap_open"))
     case .closed:
         return report("iap_close", IAPError(.closed, "the bridge was already closed"))
+    case .closing(let done, let c):
+        // Another iap_close is closing it: answered once that close has
+        // finished (the dataDir unlocked, so the caller may open it again),
+        // unless this is the bridge's own thread, which that close waits for.
+        if !c.isCallerOnBridgeThread { done.wait() }
+        return report("iap_close", IAPError(.closed, "the bridge was already closed"))
     case .open(let c):
         let failure = c.close()
         Registry.release(b)

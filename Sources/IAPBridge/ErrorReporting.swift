@@ -19,7 +19,7 @@ func withBridge(_ function: StaticString, _ h: OpaquePointer?, _ body: (Coordina
     switch Registry.lookup(h) {
     case .invalid:
         return report(function, IAPError(.invalidHandle, h == nil ? "the bridge is NULL" : "not a bridge returned by iap_open"))
-    case .closed:
+    case .closed, .closing:  // (lookup never answers .closing)
         return report(function, IAPError(.closed, "the bridge was closed"))
     case .open(let c):
         do throws(IAPError) {

@@ -45,11 +45,18 @@ enum Registry {
         var bridges = [(gen: Int64, coordinator: Coordinator)?](repeating: nil, count: Registry.slots)
         var nextGen: Int64 = 1
         var slots = SlotAllocator(capacity: Registry.slots)
+        /// By slot: the bridge being closed there (unregistered, not yet
+        /// released), so that a second `iap_close` of it returns once the
+        /// first has finished, not while the dataDir is still locked.
+        var closing = [(gen: Int64, done: OneShot, coordinator: Coordinator)?](repeating: nil, count: Registry.slots)
     }
     private static let state = Locked(State())
 
     enum Lookup {
         case open(Coordinator)
+        /// `unregister` only: another `iap_close` is closing it; `done`
+        /// fires when that close has finished.
+        case closing(done: OneShot, Coordinator)
         case closed
         case invalid
     }
@@ -107,8 +114,12 @@ enum Registry {
     static func unregister(_ h: OpaquePointer?) -> Lookup {
         guard let (slot, gen) = decode(h) else { return .invalid }
         return state.withLock { s in
-            guard let entry = s.bridges[slot], entry.gen == gen else { return gen < s.nextGen ? .closed : .invalid }
+            guard let entry = s.bridges[slot], entry.gen == gen else {
+                if let c = s.closing[slot], c.gen == gen { return .closing(done: c.done, c.coordinator) }
+                return gen < s.nextGen ? .closed : .invalid
+            }
             s.bridges[slot] = nil
+            s.closing[slot] = (gen, OneShot(), entry.coordinator)
             // Slot stays reserved (-1) until the coordinator is closed and the
             // counter is no longer written; `release` frees it.
             iapc_atomic_store_i64(table + 2 * slot, -1)
@@ -118,10 +129,14 @@ enum Registry {
     }
 
     static func release(_ h: OpaquePointer?) {
-        guard let (slot, _) = decode(h) else { return }
-        state.withLock { s in
+        guard let (slot, gen) = decode(h) else { return }
+        let done: OneShot? = state.withLock { s in
             iapc_atomic_store_i64(table + 2 * slot, 0)
             s.slots.release(slot)
+            guard let c = s.closing[slot], c.gen == gen else { return nil }
+            s.closing[slot] = nil
+            return c.done
         }
+        done?.signal()
     }
 }

@@ -89,7 +89,16 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     var landing: [(key: Int64, productID: String, token: PurchaseToken, quantity: Int, winBack: String?)] = []
     private let lockFD: Int32
     let timeFactor: Int64
+    /// The device's clock when the store opened, and the monotonic clock's
+    /// reading then: the store's clock runs on the second, so a clock the
+    /// player or NTP moves later moves nothing (Apple's clock is not the
+    /// device's).
     let openRealMs: Int64
+    let openMonotonicNs: UInt64
+    /// The latest instant the store has given or recorded (a charge's date,
+    /// a refund's): its clock never goes back below it, whatever the
+    /// device's clock says at the next open.
+    var clockFloorMs: Int64 = 0
 
     /// `storage`: where the store's log lives; tests pass a simulated disk.
     public static func open(config: BridgeConfig, storage: any LogStorage = POSIXStorage()) throws(IAPError) -> SimulatedStore {
@@ -133,7 +142,9 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             s.txns.reserveCapacity(events.count)
             for e in events {
                 switch e {
-                case .charge(let t): s.insert(t)
+                case .charge(let t):
+                    s.insert(t)
+                    s.clockFloorMs = max(s.clockFloorMs, t.purchaseMs)
                 case .fields(let f): s.replay(f)
                 }
             }
@@ -172,6 +183,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         default: timeFactor = Int64(catalog.settings.timeRate)
         }
         openRealMs = POSIX.nowMs()
+        openMonotonicNs = POSIX.monotonicNs()
     }
 
     // MARK: State replay and persistence
@@ -191,6 +203,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         case "revoke":
             if let id = e["id"]?.int64Value {
                 txns[id]?.revokedMs = e["at"]?.int64Value
+                clockFloorMs = max(clockFloorMs, e["at"]?.int64Value ?? 0)
                 txns[id]?.revokeReason = e["reason"]?.stringValue
             }
         case "upgraded":
@@ -285,13 +298,25 @@ public final class SimulatedStore: Store, @unchecked Sendable {
 
     // MARK: Clock
 
-    /// The store's clock: real time, sped up by `_timeRate`, moved by `advance`.
+    /// The store's clock: the device's clock at the open, plus the lead
+    /// `advance` and `_timeRate` gave it (`clockOffsetMs`), plus the time
+    /// passed since the open on the monotonic clock, sped up by `_timeRate`.
+    /// It never goes back (`clockFloorMs`): a device clock set back or
+    /// stepped by NTP, or a lead lost with a kill, once revived an expired
+    /// subscription, charged its missed periods at once, or kept a new
+    /// charge from being the group's latest (found by an attack on clocks).
     /// Saturates at `maxClockMs`: a catalog's `_timeRate` is outside input,
     /// and a huge one overflowed here (found by fuzzing, issue 7).
     func nowLocked() -> Int64 {
-        let real = POSIX.nowMs()
-        let (sped, overflow) = (real - openRealMs).multipliedReportingOverflow(by: timeFactor - 1)
-        return overflow ? SimulatedStore.maxClockMs : SimulatedStore.clampedClock(real, clockOffsetMs, sped)
+        let (sped, overflow) = elapsedMs().multipliedReportingOverflow(by: timeFactor)
+        let now = overflow ? SimulatedStore.maxClockMs : max(clockFloorMs, SimulatedStore.clampedClock(openRealMs, clockOffsetMs, sped))
+        clockFloorMs = now
+        return now
+    }
+
+    /// Milliseconds since the open, on the monotonic clock.
+    private func elapsedMs() -> Int64 {
+        Int64(clamping: (POSIX.monotonicNs() &- openMonotonicNs) / 1_000_000)
     }
 
     /// The end of year 9999: the simulated clock never passes it, so renewal
@@ -653,8 +678,10 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             stopped = true
             sink = nil
             scheduler = nil
-            // Keep the store's clock where it is (a sped-up clock keeps its lead).
-            let offset = nowLocked() - POSIX.nowMs()
+            // A sped-up clock keeps its lead over real time (the device's
+            // clock at the next open stands for real time then).
+            let (lead, overflow) = elapsedMs().multipliedReportingOverflow(by: timeFactor - 1)
+            let offset = overflow ? SimulatedStore.maxClockMs : SimulatedStore.clampedClock(clockOffsetMs, lead)
             if offset != clockOffsetMs {
                 try? persist([event("clock") { $0.int("offset", offset) }])
             }

@@ -108,8 +108,9 @@ struct SDKThreadDeliveryTests {
         #expect(t.lifecycle == .closed)
     }
 
-    /// The signals blocked on a thread `t` started from a thread that blocks all.
-    static func blockedOnThread(startedBlockingAll t: SDKThread) throws -> [Int32]? {
+    /// The signals blocked on a thread `t` started from a thread that blocks
+    /// all, and whether real-time signal 40 is.
+    static func blockedOnThread(startedBlockingAll t: SDKThread) throws -> ([Int32], Bool)? {
         let started = DispatchSemaphore(value: 0)
         let failure = Locked<IAPError?>(nil)
         let starter = Thread {
@@ -122,17 +123,18 @@ struct SDKThreadDeliveryTests {
         starter.start()
         #expect(started.wait(timeout: .now() + 10) == .success)
         #expect(failure.withLock { $0 } == nil)
-        let seen = Locked<[Int32]?>(nil)
-        t.runAndWait { seen.withLock { $0 = DeliveryThreadTests.blockedSignals() } }
+        let seen = Locked<([Int32], Bool)?>(nil)
+        t.runAndWait { seen.withLock { $0 = (DeliveryThreadTests.blockedSignals(), DeliveryThreadTests.isBlocked(40)) } }
         t.stop()
         return seen.withLock { $0 }
     }
 
-    @Test("the callback thread blocks no signal, even when started from a thread that blocks all; the SDK thread keeps its creator's mask")
+    @Test("the callback thread keeps its creator's mask but unblocks the runtimes' signals; the SDK thread keeps its creator's mask")
     func signalMasks() throws {
-        #expect(try Self.blockedOnThread(startedBlockingAll: SDKThread(role: "callback", unblocksSignals: true)) == [])
+        let callback = try Self.blockedOnThread(startedBlockingAll: SDKThread(role: "callback", unblocksSignals: true))
+        DeliveryThreadTests.checkRuntimeSignalsOnly(callback?.0, realTimeBlocked: callback?.1, "the callback thread")
         let inherited = try Self.blockedOnThread(startedBlockingAll: SDKThread(role: "SDK"))
-        #expect(inherited?.contains(SIGUSR1) == true && inherited?.contains(SIGPWR) == true,
-                "a thread the game starts keeps the game's mask: \(inherited ?? [])")
+        #expect(inherited?.0.contains(SIGUSR1) == true && inherited?.0.contains(SIGPWR) == true && inherited?.1 == true,
+                "a thread the game starts keeps the game's mask: \(inherited.map { "\($0.0)" } ?? "nil")")
     }
 }

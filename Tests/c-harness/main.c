@@ -10,10 +10,12 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -576,6 +578,114 @@ static void test_ownership(void) {
     CHECK_RC(iap_close(b), IAP_OK);
 }
 
+/* The game blocks SIGUSR2 everywhere and takes it with sigtimedwait (a game
+ * that reads SIGTERM from a signalfd does the same): a bridge's threads must
+ * keep it blocked, else the signal's default action ends the game. The
+ * callback thread still unblocks what managed runtimes stop threads with. */
+struct mask_seen { pthread_mutex_t mu; int seen, usr2_blocked, xcpu_blocked; };
+
+static void on_mask(void *ctx, const char *json) {
+    (void)json;
+    struct mask_seen *s = ctx;
+    sigset_t now;
+    pthread_sigmask(SIG_BLOCK, NULL, &now);
+    pthread_mutex_lock(&s->mu);
+    if (!s->seen) { s->usr2_blocked = sigismember(&now, SIGUSR2); s->xcpu_blocked = sigismember(&now, SIGXCPU); }
+    s->seen = 1;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* A dataDir of their own for the tests below: their purchases stay out of
+ * the others' counts. */
+static char g_config_x[8192];
+
+static iap_bridge *open_x(void) {
+    iap_bridge *b = NULL;
+    CHECK_RC(iap_open(g_config_x, &b), IAP_OK);
+    CHECK(b != NULL, "iap_open gave no bridge");
+    return b;
+}
+
+static void test_signal_mask(void) {
+    sigset_t usr2, before;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &usr2, &before);
+    iap_bridge *b = open_x();
+    struct mask_seen s = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
+    CHECK_RC(iap_set_callback(b, on_mask, &s), IAP_OK);
+    CHECK_RC(iap_buy(b, "coins_100", 0, NULL), IAP_OK);
+    for (int i = 0; i < 400; i++) {
+        pthread_mutex_lock(&s.mu);
+        int seen = s.seen;
+        pthread_mutex_unlock(&s.mu);
+        if (seen) break;
+        usleep(5000);
+    }
+    CHECK(s.seen && s.usr2_blocked == 1, "the callback thread unblocked a signal the opener blocked (seen %d)", s.seen);
+    CHECK(s.seen && s.xcpu_blocked == 0, "the callback thread blocks SIGXCPU (a runtime's GC signal)");
+    /* Sent to the process: only a thread that does not block it can take
+     * it; with the bridge's threads keeping the mask, it waits for us. */
+    kill(getpid(), SIGUSR2);
+    struct timespec two = {2, 0};
+    CHECK(sigtimedwait(&usr2, NULL, &two) == SIGUSR2, "SIGUSR2 did not reach the thread that waits for it");
+    CHECK_RC(iap_set_callback(b, NULL, NULL), IAP_OK);
+    count_results(b, NULL);
+    CHECK_RC(iap_close(b), IAP_OK);
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+}
+
+/* A helper process forked without exec while a bridge is open (a local
+ * server, a worker) must not keep dataDir locked: the parent closes and
+ * opens again while the child still lives. */
+static void test_fork_keeps_no_lock(void) {
+    iap_bridge *b = open_x();
+    pid_t child = fork();
+    if (child == 0) {  /* calls nothing of the SDK (the header's FORK rule) */
+        sleep(5);
+        _exit(0);
+    }
+    CHECK(child > 0, "fork failed");
+    CHECK_RC(iap_close(b), IAP_OK);
+    b = NULL;
+    CHECK_RC(iap_open(g_config_x, &b), IAP_OK);
+    if (b) CHECK_RC(iap_close(b), IAP_OK);
+    if (child > 0) {
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+    }
+}
+
+/* Two closers of one bridge (a callback and the main thread, an engine's
+ * unload hook and the game): whichever returns second, the bridge is closed
+ * by then and dataDir opens again at once. */
+static void *close_it(void *b) { return (void *)(intptr_t)iap_close(b); }
+
+static void test_second_close_waits(void) {
+    int reopened = 0, rounds = 30;
+    for (int i = 0; i < rounds; i++) {
+        iap_bridge *b = open_x();
+        if (!b) return;
+        CHECK_RC(iap_buy(b, "coins_100", 0, NULL), IAP_OK);  /* something for the close to do */
+        pthread_t t;
+        pthread_create(&t, NULL, close_it, b);
+        usleep((useconds_t)(i % 5) * 50);
+        int32_t rc = iap_close(b);
+        CHECK(rc == IAP_OK || rc == IAP_E_CLOSED, "second close: %s", iap_error_name(rc));
+        iap_bridge *again = NULL;
+        int32_t rc2 = iap_open(g_config_x, &again);
+        CHECK(rc2 == IAP_OK, "round %d: open right after a close returned: %s: %s", i, iap_error_name(rc2), iap_errmsg());
+        if (rc2 == IAP_OK) reopened++;
+        void *r;
+        pthread_join(t, &r);
+        if (again) {
+            count_results(again, NULL);
+            CHECK_RC(iap_close(again), IAP_OK);
+        }
+    }
+    CHECK(reopened == rounds, "reopened %d of %d", reopened, rounds);
+}
+
 int main(int argc, char **argv) {
     for (int i = 1; i + 1 < argc; i++) {
         if (strcmp(argv[i], "--catalog") == 0) snprintf(g_catalog, sizeof g_catalog, "%s", argv[++i]);
@@ -599,6 +709,12 @@ int main(int argc, char **argv) {
     test_purchase_redelivery_confirm();
     test_confirm_all_then_nothing();
     test_callback();
+    snprintf(g_config_x, sizeof g_config_x,
+             "{\"store\":\"simulator\",\"dataDir\":\"%s/x-data\",\"catalog\":\"%s\",\"simulator\":{\"stateDir\":\"%s/x-appstore\",\"durable\":false}}",
+             g_dir, g_catalog, g_dir);
+    test_signal_mask();
+    test_fork_keeps_no_lock();
+    test_second_close_waits();
     test_simulator_ops();
     snprintf(g_config_lc, sizeof g_config_lc,
              "{\"store\":\"simulator\",\"dataDir\":\"%s/lc-data\",\"catalog\":\"%s\",\"simulator\":{\"stateDir\":\"%s/lc-appstore\",\"tickMs\":0}}",

@@ -32,6 +32,11 @@ static inline int64_t *iapc_registry_table(void) { return iapc_registry_storage;
  * contend for can deadlock: an open there does not run its two reads on two
  * threads (Coordinator.open). */
 int iapc_forked(void);
+
+/* Notes (held 1) or forgets (held 0) a descriptor holding a directory lock:
+ * a child forked without exec closes its copies at once (Linux), so it does
+ * not keep the parent's dataDir locked for its whole life. */
+void iapc_note_lock_fd(int fd, int held);
 /* Tests: while set (non-zero) on a thread, opens made on that thread take
  * the forked child's path too (iapc_serial_open), so that path's outcomes,
  * failures included, are tested without forking. Per thread: tests running
@@ -68,5 +73,11 @@ const char *iapc_errmsg(void);
  * At most 15 bytes (Linux's limit); a longer name is ignored there. Does
  * nothing where threads have no names. */
 void iapc_name_this_thread(const char *name);
+
+/* Unblocks, on the calling thread, only the signals managed runtimes stop
+ * threads with (SIGPWR, SIGXCPU, the real-time signals): every other signal
+ * the thread inherited blocked stays blocked, so a game that blocks SIGTERM
+ * everywhere and takes it from sigwait or a signalfd still gets it there. */
+void iapc_unblock_runtime_signals(void);
 
 #endif

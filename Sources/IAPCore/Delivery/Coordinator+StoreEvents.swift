@@ -100,7 +100,7 @@ extension Coordinator {
                 // finishes it then.
                 // (`live` answered for the purchase records already.)
                 if t.verified && live == nil && outbox.liveRecordIDs(transaction: t.id, flavor: .revocation) == nil
-                    && !outbox.isFinishPending(transaction: t.id) {
+                    && !outbox.isFinishPending(transaction: t.id) && openedBytesDurable() {
                     store.finish(transactionID: t.id)
                 }
                 return
@@ -141,7 +141,8 @@ extension Coordinator {
             // Not while its purchase's result is still live: the store
             // would stop vouching for a "7" the game has not handled (C3).
             // (No live revocation record: the guard above.)
-            if !outbox.isFinishPending(transaction: t.id) && outbox.liveRecordIDs(transaction: t.id, flavor: .transaction) == nil {
+            if !outbox.isFinishPending(transaction: t.id) && outbox.liveRecordIDs(transaction: t.id, flavor: .transaction) == nil
+                && openedBytesDurable() {
                 store.finish(transactionID: t.id)
             }
             return
@@ -149,6 +150,19 @@ extension Coordinator {
         let key = storeKey(t, flavor: .revocation)
         let origin: PurchaseOrigin = t.token?.key(forInstall: install) != nil ? .game : .store
         storeAndEmit(key: key, kind: .revocation, txn: t.id, facts: .revocation(t, origin: origin))
+    }
+
+    /// C3: a tombstone read at open finishes a transaction only once the
+    /// bytes it was read from are durable (`Outbox.makeOpenedBytesDurable`).
+    /// False when they cannot be made so: the transaction stays unfinished
+    /// (the store delivers it again), and the failure is reported.
+    func openedBytesDurable() -> Bool {
+        do throws(IAPError) { try outbox.makeOpenedBytesDurable() } catch {
+            queue.push(BridgeMessage.error(op: "outbox", code: error.code,
+                                      message: "the outbox read at open could not be made durable, so a transaction it confirmed stays unfinished at the store: \(error.message)"))
+            return false
+        }
+        return true
     }
 
     func handleFailure(key k: Int64, productID: String, failure: PurchaseFailure, detail: String?) {

@@ -373,6 +373,10 @@ public final class Coordinator: @unchecked Sendable {
 
     public var isClosed: Bool { closing }
 
+    /// True on this bridge's SDK thread or callback thread (a callback, or a
+    /// job): what a close waits for, so such a caller must not wait for it.
+    public var isCallerOnBridgeThread: Bool { queue.isOnDeliveryThread || executor.isCurrent }
+
     /// The delivery state (the outbox, what was stored, what awaits a
     /// commit, the held records of C11) has one owner, the SDK thread: every
     /// job that reads or changes it starts with this (debug builds; the

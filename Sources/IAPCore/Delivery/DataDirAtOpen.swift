@@ -24,12 +24,15 @@ struct DataDirAtOpen {
     }
 
     /// C2 at a reopen: results read here are shown again only once dataDir's
-    /// entry is durable (the game may have moved or restored it unsynced; an
-    /// earlier sync may have failed). An open with nothing to show syncs
-    /// nothing. The store is open by then: a `dataDir` inside the
-    /// simulator's locked `stateDir` anchors that in turn.
+    /// entry and the outbox's bytes are durable (the game may have moved or
+    /// restored it unsynced; an earlier sync may have failed, or its process
+    /// been killed before it). An open with nothing to show syncs nothing.
+    /// The store is open by then: a `dataDir` inside the simulator's locked
+    /// `stateDir` anchors that in turn.
     func anchorIfShowing(_ config: BridgeConfig) throws(IAPError) {
-        if outbox.liveCount > 0 { try POSIX.anchorDirectory(config.dataDir) }
+        guard outbox.liveCount > 0 else { return }
+        try POSIX.anchorDirectory(config.dataDir)
+        try outbox.makeOpenedBytesDurable()
     }
 
     /// Gives everything back when the bridge is not made after all.

@@ -51,6 +51,12 @@ public final class MessageQueue: @unchecked Sendable {
     private let ownsCount: Bool
 
     private var listener: Listener?
+    /// The listener's calls so far, and whether one is under way (under
+    /// `lock`); `listenerDone` wakes a `setListener` waiting for one to end.
+    /// Lock order: `listenerDone`, then `lock`.
+    @exclusivity(unchecked) private var listenerCalls: UInt64 = 0
+    @exclusivity(unchecked) private var listenerCallUnderWay = false
+    private let listenerDone = Monitor()
     /// Runs the listener: a thread of the SDK's own (see SDKThread for why
     /// not libdispatch), to which a push posts `drainJob`.
     private let delivery = SDKThread(role: "SDK's callback thread", name: "IAPBridge calls", unblocksSignals: true)
@@ -281,10 +287,21 @@ public final class MessageQueue: @unchecked Sendable {
 
     /// Sets (or with nil clears) the listener. While one is set, messages go
     /// to it on the SDK's delivery thread; otherwise they wait for `pop`.
+    /// Returns once a call of the previous listener under way has returned
+    /// (unless called from that call, on the delivery thread): after it, the
+    /// previous listener is never entered again, so a game may free what it
+    /// gave it. It read the listener, then called it outside the lock, and
+    /// a listener replaced in between was entered after this returned (a
+    /// game that detached, then freed its context, found an attack).
     public func setListener(_ l: Listener?) {
-        lock.withLock {
+        let call: UInt64? = lock.withLock {
             listener = l
             scheduleDeliveryLocked()
+            return listenerCallUnderWay ? listenerCalls : nil
+        }
+        guard let call, !delivery.isCurrent else { return }
+        listenerDone.locked {
+            while lock.withLock({ listenerCallUnderWay && listenerCalls == call }) { listenerDone.wait() }
         }
     }
 
@@ -301,6 +318,8 @@ public final class MessageQueue: @unchecked Sendable {
                     deliveryScheduled = false
                     return nil
                 }
+                listenerCalls &+= 1
+                listenerCallUnderWay = true
                 return (m, l)
             }
             guard let (item, l) = next else { return }
@@ -309,6 +328,10 @@ public final class MessageQueue: @unchecked Sendable {
             // The listener runs with no SDK lock held: it may call back into the SDK.
             cstr.withUnsafeBufferPointer { buf in
                 buf.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buf.count) { l($0) }
+            }
+            listenerDone.locked {
+                lock.withLock { listenerCallUnderWay = false }
+                listenerDone.broadcast()
             }
         }
     }

@@ -438,8 +438,9 @@ public enum POSIX {
     /// The price of flock: a child the game forks shares the descriptors
     /// until it execs (they are close-on-exec) or exits. A bridge reopened
     /// in that window (a posix_spawn's microseconds) waits for it, up to
-    /// `lockWaitMs`; a child that forks without exec and lives on keeps
-    /// the directory busy until it exits.
+    /// `lockWaitMs`. A child that forks without exec closes its copies in
+    /// the fork handler (Linux: `iapc_note_lock_fd`), so it does not keep
+    /// the directory busy while it lives.
     public static func lockDirectory(_ dir: String, name: String = ".lock") throws(IAPError) -> Int32 {
         var st = stat()
         guard stat(dir, &st) == 0 else { throw IAPError(.io, "cannot stat \(dir): \(errnoText)") }
@@ -476,6 +477,8 @@ public enum POSIX {
             if dfd >= 0 { $0.directoryFD[key] = dfd }
             $0.unanchored.insert(key)
         }
+        iapc_note_lock_fd(fd, 1)
+        if dfd >= 0 { iapc_note_lock_fd(dfd, 1) }
         return fd
     }
 
@@ -503,8 +506,12 @@ public enum POSIX {
             if let key = held.byFD.removeValue(forKey: fd) {
                 held.keys.remove(key)
                 held.unanchored.remove(key)
-                if let dfd = held.directoryFD.removeValue(forKey: key) { close(dfd) }
+                if let dfd = held.directoryFD.removeValue(forKey: key) {
+                    iapc_note_lock_fd(dfd, 0)
+                    close(dfd)
+                }
             }
+            iapc_note_lock_fd(fd, 0)
             close(fd)
         }
     }

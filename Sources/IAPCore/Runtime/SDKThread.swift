@@ -21,12 +21,15 @@ import Darwin
 /// the host after `dlclose`, and it traps when it cannot get a descriptor or
 /// a thread.
 ///
-/// The callback thread (`unblocksSignals`) blocks no signal. libdispatch
-/// worker threads block every signal; a managed runtime that suspends threads with signals (Mono on
-/// Linux: its garbage collector and its shutdown use SIGPWR/SIGXCPU)
-/// attaches the thread on the first callback and then waits forever for it
-/// to acknowledge a suspend: the game freezes at its first GC. A thread
-/// with an ordinary signal mask behaves like any other thread of the game.
+/// The callback thread (`unblocksSignals`) keeps its creator's mask but
+/// unblocks the signals managed runtimes stop threads with (Mono and Boehm
+/// on Linux: SIGPWR, SIGXCPU, real-time signals). A runtime attaches the
+/// thread on the first callback; a thread blocking those (a libdispatch
+/// worker blocks every signal) never acknowledges a suspend, and the game
+/// froze at its first GC. Every other signal the creator blocked stays
+/// blocked: a thread with none blocked took the SIGTERM a game blocks
+/// everywhere and reads from sigwait or a signalfd, and its default action
+/// killed the game before its clean shutdown (found by an attack).
 public final class SDKThread: Executor, @unchecked Sendable {
     private let monitor = Monitor()
     // Every field below is read and written only under `monitor`, never
@@ -43,8 +46,9 @@ public final class SDKThread: Executor, @unchecked Sendable {
     /// What the thread is for, in the error `start` throws.
     private let role: String
 
-    /// Clear the signal mask the thread would inherit (see the type's
-    /// comment): the callback thread, which a managed runtime attaches.
+    /// Unblock the runtimes' signals in the mask the thread inherits (see
+    /// the type's comment): the callback thread, which a managed runtime
+    /// attaches.
     /// The SDK thread keeps its creator's mask, as any thread a game
     /// starts does (a host that blocks signals everywhere and `sigwait`s
     /// for them keeps getting them where it expects).
@@ -143,13 +147,9 @@ public final class SDKThread: Executor, @unchecked Sendable {
     }
 
     private func run() {
-        // Inherited from whichever thread started us (possibly a libdispatch
-        // worker): cleared for the callback thread, see the type's comment.
-        if unblocksSignals {
-            var none = sigset_t()
-            sigemptyset(&none)
-            pthread_sigmask(SIG_SETMASK, &none, nil)
-        }
+        // Inherited from whichever thread started us: the callback thread
+        // unblocks the runtimes' signals, see the type's comment.
+        if unblocksSignals { iapc_unblock_runtime_signals() }
         while true {
             let next: (@Sendable () -> Void)? = locked {
                 while true {

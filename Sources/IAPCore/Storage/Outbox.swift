@@ -139,6 +139,13 @@ public final class Outbox {
     // last one known to be on stable storage.
     private var writeSeq: UInt64 = 0
     private var syncedSeq: UInt64 = 0
+    /// False until a sync in this process covers the bytes read at open. A
+    /// process killed before its sync, or whose sync failed, leaves its
+    /// writes in the page cache: the next open reads them, and a confirm
+    /// that was never durable finished its transaction (then a power cut
+    /// turned the honest purchase into an "unvouched" report), a result
+    /// that was never durable was shown (found by an attack on the disk).
+    private var openedBytesDurable: Bool
     // Which write carried each live record: debug builds only (the C2
     // assertion); release builds skip two hash-table updates per purchase.
     #if DEBUG
@@ -240,6 +247,7 @@ public final class Outbox {
         self.log = log
         self.storage = storage
         self.trustsLogAfterFailedSync = storage.trustsLogAfterFailedSync
+        self.openedBytesDurable = log.size == 0
     }
 
     public func close() { log.close_() }
@@ -506,6 +514,19 @@ public final class Outbox {
         let seq = writeSeq
         try log.sync()
         syncedSeq = seq
+        openedBytesDurable = true
+    }
+
+    /// C2, C3 at an open: makes the bytes read at open durable (one sync an
+    /// open, none when a sync already did) before anything read there is
+    /// shown again or finishes a transaction. On failure the next write
+    /// goes to a fresh file (C12).
+    public func makeOpenedBytesDurable() throws(IAPError) {
+        guard !openedBytesDurable else { return }
+        do throws(IAPError) { try syncLog() } catch {
+            isSuspect = true
+            throw error
+        }
     }
 
     /// Marks records confirmed. The confirm is buffered for the group commit
@@ -567,7 +588,7 @@ public final class Outbox {
             writeSeq += 1
             FaultPoint.afterConfirmWrite.reach()
         }
-        if syncedSeq < writeSeq {
+        if syncedSeq < writeSeq || (!openedBytesDurable && !pendingFinish.isEmpty) {
             do throws(IAPError) { try syncLog() } catch {
                 isSuspect = true
                 throw error
@@ -685,6 +706,7 @@ public final class Outbox {
         pendingConfirmIDs.removeAll(keepingCapacity: true)
         writeSeq += 1
         syncedSeq = writeSeq
+        openedBytesDurable = true
     }
 
     public var fileSize: Int { log.size }
