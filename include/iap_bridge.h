@@ -338,8 +338,11 @@ int32_t iap_buy_quantity(iap_bridge *b, const char *product_id, int32_t quantity
 int32_t iap_buy_offer(iap_bridge *b, const char *product_id, const char *offer_id, int64_t click_ms, int64_t *out_key);
 
 /* Confirms a "7" or "revoked" message: the game has granted (or taken back)
- * the item and saved. Every key has at most one such message (an interrupted
- * payment or Ask to Buy is a "pending" message, not a result), and a confirm
+ * the item and saved. Every key has at most one such message at a time, and
+ * one success ever (an interrupted payment or Ask to Buy is a "pending"
+ * message, not a result; a store that charged after it reported a failure,
+ * result "3" or "8", delivers that charge under the same key once the
+ * failure is confirmed: do not save a failure's key), and a confirm
  * takes that one only once it has been handed to the game (by iap_poll or
  * the callback) in this session: a result the game has not been shown is
  * never dropped. Does no I/O: the record is dropped on the SDK thread and

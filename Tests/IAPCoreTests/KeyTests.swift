@@ -164,7 +164,7 @@ struct KeyTests {
         #expect(handed.count == 1 + room, "mark \(mark): \(handed)")
     }
 
-    @Test("no fresh key left (a mark edited to the highest): a late result for a click whose key has a live result gets a derived key, never one the mark forgets")
+    @Test("no fresh key left (a mark edited to the highest): a charge after a failure the game has not confirmed waits for that confirm, then takes the click's key, one the mark holds")
     func lateResultWithNoKeyLeft() throws {
         let env = TestEnv()
         _ = try Self.session(env, [1_000])
@@ -176,16 +176,17 @@ struct KeyTests {
         let key = try b.buy("coins_100", 0)
         #expect(key == Outbox.keyLimit - 1, "the last key there is")
         // The store reports a network error (not confirmed yet), then
-        // charges after all: the charge needs a key of its own (C9).
+        // charges after all: one live result per key (C9), so it waits.
         store.send(.purchaseFailed(key: key, productID: "coins_100", failure: .networkError))
         #expect(b.drainResults().map(\.keyValue) == [key])
         store.send(.transaction(StoreTransaction(id: "T1", originalID: "T1", productID: "coins_100", kind: .consumable,
                                                  purchaseDateMs: 1, price: "0.99", currency: "USD",
                                                  token: PurchaseToken(key: key), environment: "test"), .update))
+        #expect(b.drainResults().isEmpty, "a second live result under key \(key)")
+        try b.confirm(key)
         let late = b.drainResults()
-        #expect(late.count == 1 && late.first?["result"]?.stringValue == "0" && late.first?["clickKey"]?.stringValue == String(key), "\(late)")
-        let lateKey = try #require(late.first?.keyValue)
-        #expect(lateKey < 0, "key \(lateKey): at or above the limit the mark forgets it, and it would be handed out again")
+        #expect(late.count == 1 && late.first?["result"]?.stringValue == "0" && late.first?.keyValue == key
+                && late.first?["clickKey"] == nil, "\(late)")
         b.close()
     }
 }
@@ -214,7 +215,7 @@ extension KeyTests {
                          price: "0.99", currency: "USD", token: token, environment: "test")
     }
 
-    @Test("a store that charges after an error the game confirmed: the click's key keeps its one result (the failure), the charge gets a key of its own naming the click, granted once, also when the store delivers it again after a restart (issue 21, item 6)",
+    @Test("a store that charges after an error the game confirmed: the charge is the click's one success, under the click's key, granted once: after a restart, after a reinstall, on a second device, and when its twin comes after its tombstone went (issue 21, item 6)",
           arguments: [PurchaseFailure.unknown, .networkError])
     func chargeAfterConfirmedFailure(_ failure: PurchaseFailure) throws {
         let env = TestEnv()
@@ -229,7 +230,7 @@ extension KeyTests {
         #expect(failed.map(\.keyValue) == [key] && failed.first?["result"]?.stringValue == failure.resultCode)
         // The failure says what happens if the player was charged anyway.
         let text = failed.first?["message"]?.stringValue ?? ""
-        #expect(text.contains("fresh key") && text.contains("clickKey"), "\(text)")
+        #expect(text.contains("under this same key") && text.contains("once this one is confirmed"), "\(text)")
         try game.handle(failed, on: b)
 
         // The bank's check passes after all: the charge, with the click's token.
@@ -237,28 +238,51 @@ extension KeyTests {
         store.send(.transaction(t, .update))
         let late = b.drainResults()
         #expect(late.count == 1 && late.first?["result"]?.stringValue == "0", "\(late)")
-        let lateKey = try #require(late.first?.keyValue)
-        #expect(lateKey != key, "a second result under key \(key)")
-        #expect(late.first?["clickKey"]?.stringValue == String(key))
+        #expect(late.first?.keyValue == key && late.first?["clickKey"] == nil, "\(late)")
         #expect(late.first?["origin"]?.stringValue == "game")
-        try game.handle(late, on: b)
+        // Granted and saved; the game is killed before its confirm.
+        for r in late { if r["result"]?.stringValue == "0", let k = r.keyValue, game.granted.insert(k).inserted { game.grants["T1", default: 0] += 1 } }
         b.close()
 
-        // Next launch: the store no longer lists T1 as unfinished (its
-        // tombstone goes), then its update stream delivers it once more.
+        // Next launch: delivered again under the same key, ignored.
+        store = KeyHandStore()
+        b = Bridge(try Coordinator.open(config: config, store: store))
+        _ = b.drain()
+        store.send(.unfinished(["T1"]))
+        store.send(.transaction(t, .update))
+        let again = b.drainResults()
+        #expect(again.map(\.keyValue).allSatisfy { $0 == key }, "\(again)")
+        b.close()
+
+        // A reinstall (dataDir gone, the save kept: a cloud save), or the
+        // player's second device: no memory of the failure, and the same key.
+        env.reinstall()
+        store = KeyHandStore()
+        b = Bridge(try Coordinator.open(config: config, store: store))
+        _ = b.drain()
+        store.send(.unfinished(["T1"]))
+        store.send(.transaction(t, .update))
+        let reinstalled = b.drainResults()
+        #expect(reinstalled.map(\.keyValue) == [key], "\(reinstalled)")
+        try game.handle(reinstalled, on: b)
+        b.close()
+
+        // Finished now; its tombstone goes with the next install, and the
+        // update stream delivers it once more: the same key again.
+        env.reinstall()
         store = KeyHandStore()
         b = Bridge(try Coordinator.open(config: config, store: store))
         _ = b.drain()
         store.send(.unfinished([]))
         store.send(.transaction(t, .update))
         let twin = b.drainResults()
-        #expect(twin.allSatisfy { $0.keyValue == lateKey }, "the same transaction came back under another key: \(twin)")
+        #expect(twin.allSatisfy { $0.keyValue == key }, "the same transaction came back under another key: \(twin)")
         try game.handle(twin, on: b)
         b.close()
 
         #expect(game.grants == ["T1": 1], "granted \(game.grants)")
-        #expect(game.resultsByKey[key] == [failure.resultCode + ":"], "key \(key) had \(game.resultsByKey[key] ?? [])")
-        #expect(game.resultsByKey.values.allSatisfy { Set($0).count == 1 }, "one result per key: \(game.resultsByKey)")
+        #expect(game.resultsByKey[key]?.first == failure.resultCode + ":", "key \(key) had \(game.resultsByKey[key] ?? [])")
+        #expect(Set(game.resultsByKey[key]?.dropFirst() ?? []) == ["0:T1"], "after its failure, key \(key) had only its charge: \(game.resultsByKey[key] ?? [])")
     }
 }
 

@@ -55,6 +55,11 @@ extension Coordinator {
         }
         outbox.confirm([id])
         scheduleCommit()
+        // A charge that waited for this failure's confirm takes its key now;
+        // its record's write carries the confirm before it.
+        if let t = chargesAwaitingFailureConfirm.removeValue(forKey: key), !outbox.hasLive(key: key) {
+            handleTransaction(t, .update)
+        }
     }
 
     /// How long a commit waits after the confirm that asked for it, so that

@@ -1,32 +1,47 @@
 /// The keys results are stored under when the store, not a click of this
-/// session, decides them: a click's own key, a late key after the click had
-/// a result, a store key derived from the transaction. All derived keys are
-/// negative, so never one `iap_buy` hands out (C7).
+/// session, decides them: a click's own key, a late key when another
+/// transaction's result holds it, a store key derived from the transaction.
+/// All derived keys are negative, so never one `iap_buy` hands out (C7).
 extension Coordinator {
-    /// The key a game purchase's result is stored under: its click's key,
-    /// unless that click already had a result of its own (C9: one result per
-    /// key): a live one, or a failure the game confirmed (a store that
-    /// charged after it reported an error). Then a key of its own, with the
-    /// click named in `clickKey`. So the same transaction seen again after
-    /// its tombstone went (a late update-stream twin) comes back under the
-    /// key the game already granted and ignores, and a charge that follows a
-    /// failure comes under a key the game never granted, never as a second
-    /// result of the failed click's key.
-    ///
-    /// That key is derived from the click and the transaction (`lateKey`),
-    /// not the next fresh one: the same transaction always gets the same
-    /// key (a twin after a restart is ignored again), and at open the
-    /// key of a stored record can be checked against the store's facts
-    /// (C11). Negative, like a store key: never a key `iap_buy` hands out
-    /// (C7).
-    func keyForGameResult(_ k: Int64, transaction txn: String?, seed: String) -> (key: Int64, clickKey: Int64?) {
+    /// The key of a transaction answering click `k` (its token names the
+    /// click), nil while it must wait:
+    /// - the click's key while the click awaits its one result, and after a
+    ///   failure of it the game confirmed (a store that charged after it
+    ///   reported an error): the charge is then that click's one success.
+    ///   Every install gives it that key, since the token names the click; a
+    ///   key of its own, given only where this outbox remembered the
+    ///   failure, came back under the click's key after a reinstall or on a
+    ///   second device, and a game whose save outlived the install granted
+    ///   it twice (found by an attack);
+    /// - nil while the click's failure is live (C9: one live result per
+    ///   key): the charge waits, unfinished at the store, until the game
+    ///   confirms that failure (`chargesAwaitingFailureConfirm`);
+    /// - a key of its own, derived from the click and the transaction
+    ///   (`lateKey`), naming the click in `clickKey`, when another
+    ///   transaction's result holds the click's key live.
+    /// The same transaction seen again after its tombstone went (a late
+    /// update-stream twin) comes back under the key the game granted.
+    func keyForCharge(click k: Int64, transaction txn: String) -> (key: Int64, clickKey: Int64?)? {
         assertOwner()
-        if keys.isAwaiting(k) || !clickHasResult(k, besides: txn) {
+        if keys.isAwaiting(k) {
             keys.raise(to: k)
             return (k, nil)
         }
-        if let txn { return (lateKey(click: k, transaction: txn), k) }
-        return (derivedKey("c:\(k):" + seed), k)
+        if outbox.hasLiveFailure(key: k) { return nil }
+        if outbox.hasLive(key: k, otherThan: txn) { return (lateKey(click: k, transaction: txn), k) }
+        keys.raise(to: k)
+        return (k, nil)
+    }
+
+    /// The key a click's failure is stored under: the click's, unless the
+    /// click already had a result (C9); then one derived from `seed`.
+    func keyForFailure(_ k: Int64, seed: String) -> Int64 {
+        assertOwner()
+        if keys.isAwaiting(k) || !clickHasResult(k, besides: nil) {
+            keys.raise(to: k)
+            return k
+        }
+        return derivedKey("c:\(k):" + seed)
     }
 
     /// True when the click with key `k` already has a result other than

@@ -8,7 +8,8 @@ extension Coordinator {
     /// purchase token names (C5; whatever install made the token: the key is
     /// the click's either way, and a token this device made before its
     /// install identity was set aside names another install), or
-    /// the late key of that click (`keyForGameResult`), or, with no click,
+    /// the late key of that click (`keyForCharge`; or the late key an earlier
+    /// version stored it under), or, with no click,
     /// the store key derived from the transaction ID. The key itself is
     /// not evidence: a player can rewrite it (the record's checksum is
     /// public) and have a granted purchase granted again under another key.
@@ -25,7 +26,15 @@ extension Coordinator {
         guard !t.isRenewal, let k = t.token?.key, k > 0 else { return (storeKey(t, flavor: .transaction), nil) }
         let alone = k == r.key && sharedKeys.map { !$0.contains(k) } ?? false
         if keys.isAwaiting(k) || !clickHasResult(k, besides: r.transactionID, alone: alone) { return (k, nil) }
-        return (lateKey(click: k, transaction: r.transactionID), k)
+        // The click had a failure, or another live record holds its key.
+        let late = lateKey(click: k, transaction: r.transactionID)
+        // Stored under its late key: the key the game was shown (a charge
+        // after its click's failure, as earlier versions keyed it; a second
+        // transaction of the click).
+        if r.key == late { return (late, k) }
+        // After a confirmed failure: the click's own key (keyForCharge).
+        if alone || !outbox.hasLive(key: k, otherThan: r.transactionID) { return (k, nil) }
+        return (late, k)
     }
 
     /// C11: delivers the held records the store vouches for: a transaction

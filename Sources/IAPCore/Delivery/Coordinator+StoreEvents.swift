@@ -119,7 +119,13 @@ extension Coordinator {
         var clickKey: Int64? = nil
         let origin: PurchaseOrigin
         if let k = click {
-            (key, clickKey) = keyForGameResult(k, transaction: recordTxn, seed: recordTxn)
+            guard let answer = keyForCharge(click: k, transaction: recordTxn) else {
+                // The click's failure is live: this charge waits for its
+                // confirm (C9), unfinished at the store meanwhile.
+                chargesAwaitingFailureConfirm[k] = t
+                return
+            }
+            (key, clickKey) = answer
             origin = ours ? .game : .store
         } else {
             key = storeKey(t, flavor: .transaction)
@@ -173,11 +179,12 @@ extension Coordinator {
             queue.push(BridgeMessage.pending(key: k, productID: productID, reason: .interrupted))
             return
         }
-        let (key, _) = keyForGameResult(k, transaction: nil, seed: "\(productID):\(POSIX.nowMs())")
+        let key = keyForFailure(k, seed: "\(productID):\(POSIX.nowMs())")
         let text = detail.map { "\(failure.text) (\($0))" } ?? failure.text
-        // The click is remembered as failed with its record (C9): a charge
-        // the store makes for it after all, even once this failure is
-        // confirmed, gets a key of its own.
+        // The click is remembered as failed with its record: a charge the
+        // store makes for it after all comes under its key once this
+        // failure is confirmed (keyForCharge); a record an earlier version
+        // stored under a key of its own keeps it (vouchedKey).
         storeAndEmit(key: key, kind: .failure, txn: "", facts: .failure(productID: productID, failure: failure, detail: text),
                      failedClick: k)
     }

@@ -73,6 +73,12 @@ public final class Coordinator: @unchecked Sendable {
     /// delivered, rebuilt from the store's own facts where it reported the
     /// transaction at start. Nil once resolved.
     var held: HeldRecords? = nil
+    /// Charges for a click whose failure is live (shown, not confirmed): a
+    /// store that charged after it reported an error. Each waits, unfinished
+    /// at the store, until the game confirms that failure, then comes under
+    /// the click's key (`keyForCharge`); a close forgets them (the store
+    /// delivers them again). By click key.
+    var chargesAwaitingFailureConfirm: [Int64: StoreTransaction] = [:]
     /// What the open's resolution is done with (the held records, the
     /// store's re-delivered transactions and unfinished list), released
     /// once the game has taken every message the open queued instead of

@@ -371,6 +371,11 @@ public final class Outbox {
         guard let txn else { return true }
         return ids.contains { live[$0].map { $0.transactionID != txn } ?? false }
     }
+    /// True when a live failure record (a click's result with no
+    /// transaction) has this key.
+    public func hasLiveFailure(key: Int64) -> Bool {
+        byKey[key]?.contains { live[$0]?.kind == .failure } ?? false
+    }
     /// Keys under which more than one live record is stored (a second
     /// click on something owned, a record copied under another key): one
     /// pass over the key index in its own order, so that a resolution of

@@ -406,11 +406,11 @@ extension PurchaseFailure {
         switch self {
         case .cancelled: return "the player cancelled the purchase"
         case .declined: return "a parent declined the purchase (Ask to Buy)"
-        case .networkError: return "the store could not be reached; if the player was charged anyway, the purchase arrives later as a new \"7\" with a fresh key of its own and this key in its \"clickKey\": grant it then"
+        case .networkError: return "the store could not be reached; if the player was charged anyway, the purchase arrives later as a \"7\" under this same key, once this one is confirmed: grant it then"
         case .notAllowed: return "purchases are not allowed on this device or account"
         case .productUnavailable: return "the product is not available in this storefront"
         case .interrupted: return "the payment was interrupted; if the player completes it, its result follows"
-        case .unknown: return "the store reported an error; if the player was charged anyway, the purchase arrives later as a new \"7\" with a fresh key of its own and this key in its \"clickKey\": grant it then"
+        case .unknown: return "the store reported an error; if the player was charged anyway, the purchase arrives later as a \"7\" under this same key, once this one is confirmed: grant it then"
         }
     }
 }

@@ -166,7 +166,16 @@ final class ModelRun {
             }
             let txn = m["transactionID"]?.stringValue ?? ""
             let sig = txn.isEmpty ? "failure:\(result)" : "txn:\(txn)"
-            if let was = seen[k], was != sig { violations.append("key \(k) had two results: \(was) and \(sig) (C9)") }
+            // One result per key (C9), but for one thing: a store that
+            // charged after it reported an error gives the click's key its
+            // charge once the game confirmed the failure (keyForCharge).
+            if let was = seen[k], was != sig {
+                let failureThenCharge = was.hasPrefix("failure:") && !txn.isEmpty
+                if !failureThenCharge { violations.append("key \(k) had two results: \(was) and \(sig) (C9)") }
+                if failureThenCharge && toConfirm.contains(k) {
+                    violations.append("key \(k): a charge shown while its failure was live, not confirmed (C9)")
+                }
+            }
             seen[k] = sig
             if result == "0" {
                 // Grant and save (one step for the game), unless granted before.
@@ -231,8 +240,10 @@ final class ModelRun {
                 if let v = try? JSONParser.parse(bytes: m) { local.append(v) }
                 progressed = true
             }
-            while !local.isEmpty { handle(local.removeFirst()) }
-            while !toConfirm.isEmpty { try perform(.confirm) }
+            while !local.isEmpty { handle(local.removeFirst()); progressed = true }
+            // A confirm can bring a message: a charge that waited for its
+            // click's failure to be confirmed (keyForCharge).
+            while !toConfirm.isEmpty { try perform(.confirm); progressed = true }
             exec.drainAll()
             if !progressed { break }
         }

@@ -298,9 +298,12 @@ namespace IAPBridge
         /// Auto-renewable subscriptions: true when a higher plan of the same
         /// group replaced this one (false for other kinds and on failures).
         public bool isUpgraded;
-        /// Set only when this charge answers a click whose key already had
-        /// its result (a store that charged after reporting a failure): the
-        /// click's key; null otherwise. Grant it like any success.
+        /// Set only when this charge answers a click whose key another live
+        /// result holds (an edited save folder; or a charge after a failure
+        /// that an earlier version stored under a key of its own): the
+        /// click's key; null otherwise. Grant it like any success. A charge
+        /// after a failure now comes under the click's own key, once that
+        /// failure is confirmed.
         public string clickKey;
 
         public long Key { get { return ParseKey(key); } }
