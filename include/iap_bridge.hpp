@@ -8,7 +8,7 @@
  *   iap::Bridge bridge = iap::Bridge::open(iap::simulator_config(dataDir, catalog, stateDir));
  *   bridge.request_products({"coins_100", "remove_ads"});      // a "999" message answers
  *   int64_t key = bridge.buy("coins_100", click_ms);            // the key actually used
- *   while (auto m = bridge.poll()) {                            // every frame
+ *   while (auto m = bridge.poll(std::nothrow).value_or(std::nullopt)) {  // every frame
  *       auto type = iap::field(*m, "type");
  *       if (type != "7" && type != "revoked") continue;
  *       int64_t k = *iap::parse_key(*iap::field(*m, "key"));    // exact, no double
@@ -22,9 +22,12 @@
  * ERRORS, two styles (pick one per call site):
  *   - throwing:  bridge.buy("coins_100", t)  throws iap::Error (code(), name(), what())
  *   - nothrow:   bridge.buy("coins_100", t, std::nothrow)  returns iap::Result<int64_t>
- *                (ok(), code(), name(), message(), value()).
+ *                (ok(), code(), name(), message(), value(), value_or()).
  * With exceptions disabled (Unreal's default; -fno-exceptions) only the nothrow
- * overloads exist, and Result::value() on an error aborts.
+ * overloads exist, and Result::value() on an error aborts. A frame loop polls
+ * with poll(std::nothrow).value_or(std::nullopt): poll fails only on a closed
+ * or moved-from Bridge, which then reads as "no message" instead of throwing
+ * or aborting (the loop above).
  *
  * OWNERSHIP: iap::Bridge is move-only and closes its bridge in its destructor.
  * Strings from iap_poll/iap_simulator are copied into std::string and freed
@@ -42,8 +45,10 @@
 
 #include "iap_bridge.h"
 
+#include <atomic>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -207,6 +212,13 @@ public:
     T &&value() && { check(); return std::move(*value_); }
     T &operator*() & { return value(); }
     T *operator->() { return &value(); }
+    /* The value, or `fallback` on error (never throws or aborts). */
+    template <class U> T value_or(U &&fallback) const & {
+        return ok() ? *value_ : static_cast<T>(std::forward<U>(fallback));
+    }
+    template <class U> T value_or(U &&fallback) && {
+        return ok() ? std::move(*value_) : static_cast<T>(std::forward<U>(fallback));
+    }
 private:
     std::optional<T> value_;
 };
@@ -419,11 +431,45 @@ inline std::optional<int64_t> parse_key(std::string_view s) {
     return v;
 }
 
+/* ---- the callback's guards ----------------------------------------------- */
+
+/* Receives what() of an exception a set_callback handler threw (or a sentence
+ * for one not derived from std::exception), on the SDK's delivery thread.
+ * Must not throw. */
+using CallbackErrorHandler = void (*)(const char *what);
+
+namespace detail {
+inline std::atomic<CallbackErrorHandler> callback_error_handler{nullptr};
+
+inline void report_callback_error(const char *what) noexcept {
+    if (CallbackErrorHandler fn = callback_error_handler.load()) {
+        fn(what);
+        return;
+    }
+    std::fprintf(stderr, "iap::Bridge: a set_callback handler threw: %s (a \"7\" or \"revoked\" it did not "
+                         "confirm comes again at the next open)\n", what);
+}
+
+using Callback = std::function<void(std::string_view json)>;
+
+/* Points into the running trampoline while a handler runs on this thread: a
+ * close() (or destruction) of a Bridge from inside its handler leaves its
+ * callbacks there, freed once the handler has returned, not under it. */
+inline thread_local std::vector<std::unique_ptr<Callback>> *retired_callbacks = nullptr;
+} // namespace detail
+
+/* Where exceptions thrown by set_callback handlers are reported (see
+ * Bridge::set_callback); nullptr restores the default, a line on stderr.
+ * Set it before set_callback. */
+inline void set_callback_error_handler(CallbackErrorHandler fn) noexcept {
+    detail::callback_error_handler.store(fn);
+}
+
 /* ---- the bridge ---------------------------------------------------------- */
 
 class Bridge {
 public:
-    using Callback = std::function<void(std::string_view json)>;
+    using Callback = detail::Callback;
 
     /* A Bridge that holds nothing (every call answers IAP_E_INVALID_HANDLE). */
     Bridge() noexcept = default;
@@ -439,6 +485,8 @@ public:
 
     /* Opens a bridge; config_json as documented at iap_open. */
     static Result<Bridge> open(const std::string &config_json, std::nothrow_t) {
+        if (config_json.find('\0') != std::string::npos)
+            return Result<Bridge>::failure(E_INVALID_ARG, "iap::Bridge::open: the config contains a NUL character");
         iap_bridge *b = nullptr;
         int32_t rc = ::iap_open(config_json.c_str(), &b);
         if (rc != IAP_OK) return Result<Bridge>::failure(rc, ::iap_errmsg());
@@ -459,7 +507,7 @@ public:
         int32_t rc = ::iap_close(b_);
         state_ = State::closed;
         b_ = nullptr;
-        callbacks_.clear(); /* iap_close stopped the callback: nothing calls them any more */
+        release_callbacks();
         return wrap(rc);
     }
 
@@ -469,6 +517,8 @@ public:
     }
     Result<void> request_products_json(const std::string &ids_json, std::nothrow_t) {
         if (auto r = usable(); !r.ok()) return r;
+        if (ids_json.find('\0') != std::string::npos)
+            return Result<void>::failure(E_INVALID_ARG, "iap::Bridge::request_products_json: the list contains a NUL character");
         return wrap(::iap_request_products(b_, ids_json.c_str()));
     }
 
@@ -608,6 +658,8 @@ public:
     /* Drives the simulated store; the answer is its JSON. */
     Result<std::string> simulator(const std::string &command_json, std::nothrow_t) {
         if (auto r = usable(); !r.ok()) return Result<std::string>::failure(r.code(), r.message());
+        if (command_json.find('\0') != std::string::npos)
+            return Result<std::string>::failure(E_INVALID_ARG, "iap::Bridge::simulator: the command contains a NUL character");
         char *out = nullptr;
         int32_t rc = ::iap_simulator(b_, command_json.c_str(), &out);
         std::unique_ptr<char, void (*)(void *)> owned(out, ::iap_free);
@@ -617,13 +669,24 @@ public:
 
     /* Messages go to cb from now on, on the SDK's delivery thread (not the game's
      * main thread: hand them over). An empty cb switches back to poll(). cb is
-     * kept alive until close(). */
+     * kept alive until close().
+     * An exception cb throws does not reach the SDK: it is caught and its
+     * what() reported through set_callback_error_handler (default: a line on
+     * stderr), and the next message comes to cb as usual. The message it was
+     * handling counts as delivered: a "7" or "revoked" cb did not confirm
+     * comes again at the next open (with exceptions disabled nothing is
+     * caught: cb must not throw).
+     * cb may close() this Bridge, move another into it or destroy it: the
+     * callbacks it held are freed after cb returns, so cb's own captures stay
+     * valid until then (not the Bridge object, if cb destroyed it). */
     Result<void> set_callback(Callback cb, std::nothrow_t) {
         if (auto r = usable(); !r.ok()) return r;
         if (!cb) return wrap(::iap_set_callback(b_, nullptr, nullptr));
-        auto holder = std::make_unique<Callback>(std::move(cb));
-        int32_t rc = ::iap_set_callback(b_, &Bridge::trampoline, holder.get());
-        if (rc == IAP_OK) callbacks_.push_back(std::move(holder)); /* an older one may still be running */
+        /* Kept before the SDK may call it (and its handler close this Bridge);
+         * an older one may still be running: it stays too. */
+        callbacks_.push_back(std::make_unique<Callback>(std::move(cb)));
+        int32_t rc = ::iap_set_callback(b_, &Bridge::trampoline, callbacks_.back().get());
+        if (rc != IAP_OK) callbacks_.pop_back();
         return wrap(rc);
     }
 
@@ -662,9 +725,38 @@ public:
 private:
     enum class State { empty, open, closed };
 
-    static void trampoline(void *ctx, const char *json) {
-        auto *cb = static_cast<Callback *>(ctx);
-        (*cb)(std::string_view(json ? json : ""));
+    static void trampoline(void *ctx, const char *json) noexcept {
+        std::vector<std::unique_ptr<Callback>> retired; /* freed after the handler returned */
+        auto *outer = std::exchange(detail::retired_callbacks, &retired);
+        auto &cb = *static_cast<Callback *>(ctx);
+        std::string_view message(json ? json : "");
+#if IAP_HPP_EXCEPTIONS
+        /* An exception unwinding into the SDK's thread would terminate the game. */
+        try {
+            cb(message);
+        } catch (const std::exception &e) {
+            detail::report_callback_error(e.what());
+        } catch (...) {
+            detail::report_callback_error("an exception not derived from std::exception");
+        }
+#else
+        cb(message);
+#endif
+        detail::retired_callbacks = outer;
+    }
+
+    /* After iap_close: nothing calls the callbacks any more, except the one
+     * running if this is its handler closing (see retired_callbacks). */
+    void release_callbacks() noexcept {
+        auto *retired = detail::retired_callbacks;
+        if (!retired) {
+            callbacks_.clear();
+        } else if (retired->empty()) {
+            retired->swap(callbacks_);
+        } else {
+            for (auto &cb : callbacks_) retired->push_back(std::move(cb));
+            callbacks_.clear();
+        }
     }
 
     static Result<void> wrap(int32_t rc) {
@@ -693,7 +785,7 @@ private:
         if (state_ == State::open) (void)::iap_close(b_);
         b_ = nullptr;
         state_ = State::empty;
-        callbacks_.clear();
+        release_callbacks();
     }
 
     iap_bridge *b_ = nullptr;

@@ -27,8 +27,9 @@ ERRORS: bridge methods return a value (true when there is nothing else to
 return) or nil plus an error table {code = -10, name = "IAP_E_UNKNOWN_PRODUCT",
 message = "..."} (tostring() gives a sentence), so `assert(bridge:buy(...))`
 raises a readable error. Passing a wrong type (e.g. a key as a Lua number of
-2^53 or more) raises a Lua error: that is a bug in the caller, not a runtime
-condition.
+2^53 or more, a bool or pointer cdata as a key or click time, a product list
+that is not a sequence of strings) raises a Lua error: that is a bug in the
+caller, not a runtime condition.
 
 KEYS are 64-bit integers. A Lua number is a double and loses digits above 2^53,
 so keys are never Lua numbers here: buy() returns an int64_t cdata, messages
@@ -181,13 +182,29 @@ function M.key_string(k)
 end
 
 -- Any key representation to int64_t cdata: int64_t cdata as is (9007199254740993LL),
--- uint64_t cdata up to INT64_MAX, a decimal string parsed exactly
+-- uint64_t cdata up to INT64_MAX, other integer or floating-point cdata as a
+-- Lua number (never bool or pointer cdata), a decimal string parsed exactly
 -- ("9007199254740993"), a Lua number only if it is an integer of magnitude at
 -- most 2^53 - 1 (MAX_SAFE). A Lua number at or above 2^53 may already have
 -- lost digits (2^53 + 1 reads as 2^53), so it is refused, not rounded. Raises a
 -- Lua error otherwise. Used for every key and click time this module accepts.
 local uint64_t = ffi.typeof("uint64_t")
 local MAX_SAFE = 9007199254740991 -- 2^53 - 1: the largest n such that n and n + 1 are both exact doubles
+
+-- The cdata types taken as numbers: integers and floating point, never bool,
+-- pointers, enums or structs (tonumber() would turn those into numbers too).
+local number_ctypes = {}
+for _, t in ipairs({ "char", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+                     "float", "double" }) do
+  number_ctypes[#number_ctypes + 1] = ffi.typeof(t)
+end
+local function is_number_cdata(x)
+  if type(x) ~= "cdata" then return false end
+  for _, ct in ipairs(number_ctypes) do
+    if ffi.istype(ct, x) then return true end
+  end
+  return false
+end
 
 local function number_key(x, level)
   if x ~= x or x == math.huge or x == -math.huge or x ~= math.floor(x) then
@@ -209,8 +226,8 @@ function M.key(x)
       error("iap_bridge: a key above INT64_MAX: " .. tostring(x), 2)
     end
     -- Any other cdata number (int32_t, double, ...) follows the Lua number rule.
-    local n = tonumber(x)
-    if n ~= nil then return number_key(n, 2) end
+    if is_number_cdata(x) then return number_key(tonumber(x), 2) end
+    error("iap_bridge: a key must be an int64_t cdata, a number or a decimal string, not " .. tostring(ffi.typeof(x)), 2)
   elseif t == "string" then
     local v = M.key_from_string(x)
     if v ~= nil then return v end
@@ -233,11 +250,28 @@ function M.json_quote(s)
   end) .. '"'
 end
 
--- A JSON array of strings.
-function M.json_array(list)
-  local parts = {}
-  for i, v in ipairs(list) do parts[i] = M.json_quote(v) end
+-- A JSON array of strings from a list of strings ({"coins_100", "remove_ads"});
+-- raises for anything else (a set {coins_100 = true}, numbers, tables), which
+-- would otherwise reach the store as an empty or wrong list. level: error()'s.
+local function json_array(list, level)
+  if type(list) ~= "table" then error("iap_bridge: a list of strings must be a table, not " .. type(list), level + 1) end
+  local parts, n = {}, 0
+  for _ in pairs(list) do n = n + 1 end
+  for i, v in ipairs(list) do
+    if type(v) ~= "string" then
+      error("iap_bridge: a list of strings must hold strings only; item " .. i .. " is a " .. type(v), level + 1)
+    end
+    parts[i] = M.json_quote(v)
+  end
+  if #parts ~= n then
+    error('iap_bridge: a list of strings must be a sequence ({"a", "b"}), not a table with other keys', level + 1)
+  end
   return "[" .. table.concat(parts, ",") .. "]"
+end
+
+function M.json_array(list)
+  local json = json_array(list, 2) -- not a tail call: the error names M.json_array's caller
+  return json
 end
 
 -- Optional settings of both configs (a table, all optional):
@@ -513,6 +547,13 @@ local function string_arg(s, what)
   return s
 end
 
+-- A click time: nil lets the SDK pick the key. (A NULL pointer cdata == nil
+-- in LuaJIT, hence type(): M.key refuses it.)
+local function click_time(x)
+  if type(x) == "nil" then return int64_t(0) end
+  return M.key(x)
+end
+
 function Bridge:is_open() return self.state == "open" end
 
 -- Closes the bridge (waits for purchases under way and durable confirms).
@@ -529,7 +570,7 @@ end
 function Bridge:request_products(ids)
   local e = self:_unusable()
   if e then return nil, e end
-  local json = type(ids) == "table" and M.json_array(ids) or ids
+  local json = type(ids) == "table" and json_array(ids, 2) or ids
   local s, err = string_arg(json, "the product list")
   if not s then return nil, err end
   return call(self, self.C.iap_request_products(self.handle, s))
@@ -543,7 +584,7 @@ function Bridge:buy(product_id, click_ms)
   if e then return nil, e end
   local p, err = string_arg(product_id, "the product ID")
   if not p then return nil, err end
-  local click = click_ms == nil and int64_t(0) or M.key(click_ms)
+  local click = click_time(click_ms)
   local out = ffi.new("int64_t[1]")
   local rc = self.C.iap_buy(self.handle, p, click, out)
   if rc ~= 0 then return lib_error(self.lib, rc) end
@@ -557,10 +598,12 @@ function Bridge:buy_quantity(product_id, quantity, click_ms)
   if e then return nil, e end
   local p, err = string_arg(product_id, "the product ID")
   if not p then return nil, err end
-  if type(quantity) ~= "number" or quantity ~= math.floor(quantity) or quantity < -2147483648 or quantity > 2147483647 then
+  if is_number_cdata(quantity) then quantity = tonumber(quantity) end -- 3LL as well as 3
+  if type(quantity) ~= "number" then error("iap_bridge: quantity must be a number, not " .. type(quantity), 2) end
+  if quantity ~= math.floor(quantity) or quantity < -2147483648 or quantity > 2147483647 then
     return nil, new_error(M.codes.IAP_E_INVALID_ARG, "iap_bridge: quantity must be a whole number from 1 to 10")
   end
-  local click = click_ms == nil and int64_t(0) or M.key(click_ms)
+  local click = click_time(click_ms)
   local out = ffi.new("int64_t[1]")
   local rc = self.C.iap_buy_quantity(self.handle, p, quantity, click, out)
   if rc ~= 0 then return lib_error(self.lib, rc) end
@@ -578,7 +621,7 @@ function Bridge:buy_offer(product_id, offer_id, click_ms)
   if not p then return nil, err end
   local o, oerr = string_arg(offer_id, "the offer ID")
   if not o then return nil, oerr end
-  local click = click_ms == nil and int64_t(0) or M.key(click_ms)
+  local click = click_time(click_ms)
   local out = ffi.new("int64_t[1]")
   local rc = self.C.iap_buy_offer(self.handle, p, o, click, out)
   if rc ~= 0 then return lib_error(self.lib, rc) end
@@ -617,9 +660,9 @@ function Bridge:subscription_status(ids)
   local e = self:_unusable()
   if e then return nil, e end
   local json = nil
-  if ids ~= nil then
+  if type(ids) ~= "nil" then
     local err
-    json, err = string_arg(type(ids) == "table" and M.json_array(ids) or ids, "the product list")
+    json, err = string_arg(type(ids) == "table" and json_array(ids, 2) or ids, "the product list")
     if not json then return nil, err end
   end
   return call(self, self.C.iap_subscription_status(self.handle, json))

@@ -4,7 +4,7 @@
  * in a child process (fork), kills it at a chosen point, restarts it, and
  * checks that every purchase was granted exactly once (docs/TESTKIT.md).
  *
- *   #define IAPTK_INTERCEPT          // iap_open/iap_poll/iap_confirm below go through the kit
+ *   #define IAPTK_INTERCEPT          // iap_open/iap_poll/iap_set_callback/iap_confirm below go through the kit
  *   #include "iap_testkit.h"
  *   #include "my_game_purchases.c"   // your game's code, unchanged
  *
@@ -17,13 +17,14 @@
  *   int problems = iaptk_expect_granted_exactly_once(&kit, grants, n, takebacks, m);
  *   iaptk_cleanup(&kit);
  *
- * Kill points: "after_charge" (a successful "7" is handed to the game: the
- * store charged, nothing is granted), "before_confirm" (the game calls
+ * Kill points: "after_charge" (a successful "7" is handed to the game, by
+ * iap_poll or its iap_set_callback callback: the store charged, nothing is
+ * granted), "before_confirm" (the game calls
  * iap_confirm: granted and saved), "after_confirm" (iap_confirm returned, not
  * durable yet), or any name the game's code passes to iaptk_checkpoint().
  * "name:N" dies at the Nth time. The child dies by SIGKILL: no atexit, no
- * iap_close. Without IAPTK_INTERCEPT, call iaptk_poll / iaptk_confirm /
- * iaptk_open yourself. Call iaptk_run_game with no bridge open in the test
+ * iap_close. Without IAPTK_INTERCEPT, call iaptk_poll / iaptk_set_callback /
+ * iaptk_confirm / iaptk_open yourself. Call iaptk_run_game with no bridge open in the test
  * process (fork copies only the calling thread). Store actions of one session
  * (fail_next, cancel_next, interrupt_next) go in run_game's store_ops (a JSON
  * array of commands run right after the game's bridge opens); approve,
@@ -302,10 +303,39 @@ static IAPTK_UNUSED int32_t iaptk_open(const char *config, iap_bridge **out) {
     return rc;
 }
 
+/* A message the game takes (polled or handed to its callback): a successful
+ * "7" is the after_charge point. */
+static void iaptk__handed_to_game(const char *m) {
+    if (m && strncmp(m, "{\"type\":\"7\"", 11) == 0 && strstr(m, "\"result\":\"0\"")) iaptk_checkpoint("after_charge");
+}
+
 static IAPTK_UNUSED char *iaptk_poll(iap_bridge *b) {
     char *m = iap_poll(b);
-    if (m && strncmp(m, "{\"type\":\"7\"", 11) == 0 && strstr(m, "\"result\":\"0\"")) iaptk_checkpoint("after_charge");
+    iaptk__handed_to_game(m);
     return m;
+}
+
+/* The game's callback and its ctx, behind the kit's after_charge check. */
+typedef struct { iap_callback cb; void *ctx; } iaptk__callback;
+
+static void iaptk__callback_trampoline(void *ctx, const char *json) {
+    iaptk__callback *c = (iaptk__callback *)ctx;
+    iaptk__handed_to_game(json);
+    c->cb(c->ctx, json);
+}
+
+/* iap_set_callback with the after_charge kill point in front of cb. Each call
+ * keeps a few bytes until the child ends: the SDK may still be running the
+ * callback it replaces. */
+static IAPTK_UNUSED int32_t iaptk_set_callback(iap_bridge *b, iap_callback cb, void *ctx) {
+    if (!cb) return iap_set_callback(b, NULL, ctx);
+    iaptk__callback *c = (iaptk__callback *)malloc(sizeof *c);
+    if (!c) return IAP_E_RESOURCE;
+    c->cb = cb;
+    c->ctx = ctx;
+    int32_t rc = iap_set_callback(b, iaptk__callback_trampoline, c);
+    if (rc != IAP_OK) free(c);
+    return rc;
 }
 
 static IAPTK_UNUSED int32_t iaptk_confirm(iap_bridge *b, int64_t key) {
@@ -469,6 +499,7 @@ static IAPTK_UNUSED int iaptk_expect_granted_exactly_once(iaptk_kit *kit, const 
 /* The game's code included after this header goes through the kit. */
 #define iap_open iaptk_open
 #define iap_poll iaptk_poll
+#define iap_set_callback iaptk_set_callback
 #define iap_confirm iaptk_confirm
 #endif
 

@@ -20,7 +20,8 @@ In the game's purchase code, started by run_game (the child process):
         ...your game's own code: buy, poll, grant, save, confirm...
 
 Kill points (kill_at): "after_charge" (the SDK hands the game a successful
-"7": the store charged, nothing is granted or saved), "before_confirm" (the
+"7", through poll() or the callback of set_callback(): the store charged,
+nothing is granted or saved), "before_confirm" (the
 game calls confirm: it granted and saved), "after_confirm" (confirm returned,
 not yet durable), or any name your code passes to checkpoint(). "name:N" dies
 at the Nth time. The process dies by SIGKILL: no finally, no atexit, no
@@ -337,11 +338,21 @@ def child_config():
     return config
 
 
+def _handed_to_game(m):
+    """A message the game takes, by poll() or its callback: a successful "7"
+    is the after_charge point."""
+    if m is not None and _armed["point"] == "after_charge":
+        msg = json.loads(m)
+        if msg.get("type") == "7" and msg.get("result") == "0":
+            checkpoint("after_charge")
+
+
 def _install(store_ops):
     if getattr(iap.Bridge, "_testkit_installed", False):
         return
     iap.Bridge._testkit_installed = True
     real_open, real_poll, real_confirm = iap.Bridge.open.__func__, iap.Bridge.poll, iap.Bridge.confirm
+    real_set_callback = iap.Bridge.set_callback
     ops = list(store_ops)
 
     def open_(cls, config, lib=None):
@@ -352,11 +363,17 @@ def _install(store_ops):
 
     def poll(self):
         m = real_poll(self)
-        if m is not None and _armed["point"] == "after_charge":
-            msg = json.loads(m)
-            if msg.get("type") == "7" and msg.get("result") == "0":
-                checkpoint("after_charge")
+        _handed_to_game(m)
         return m
+
+    def set_callback(self, fn):
+        if fn is None:
+            return real_set_callback(self, None)
+
+        def checked(m):
+            _handed_to_game(m)
+            fn(m)
+        return real_set_callback(self, checked)
 
     def confirm(self, key):
         checkpoint("before_confirm")
@@ -365,4 +382,5 @@ def _install(store_ops):
 
     iap.Bridge.open = classmethod(open_)
     iap.Bridge.poll = poll
+    iap.Bridge.set_callback = set_callback
     iap.Bridge.confirm = confirm

@@ -11,7 +11,8 @@
 // confirmed, its key not saved), sells one (granted once), delivers one again
 // after a crash between the save and the confirm (not granted twice) and
 // refunds one (a "revoked": the item is taken back and the "revoked"
-// confirmed). Nothing may be left to deliver at the end.
+// confirmed). Nothing may be left to deliver at the end, and a frame run after
+// the bridge was closed must neither throw nor abort.
 //
 //   c++ -std=c++17 -Iinclude -I<dir of the .inc files> Tests/bindings/cpp/examples.cpp -lIAPBridge
 //   ./examples samples/catalog/Game.storekit
@@ -231,6 +232,12 @@ void scenario(const std::string &what, const std::function<void()> &frame, const
     }
     check(again == 0, what + ": nothing is delivered again after the confirms");
     real->close();
+
+    // 6. A frame after the bridge was closed (on suspend, a level unload): the
+    // loop finds nothing, and neither throws nor aborts.
+    size_t seen = bridge.seen.size();
+    frame();
+    check(bridge.seen.size() == seen, what + ": a frame on the closed bridge takes nothing");
     bridge.real = nullptr;
 }
 

@@ -3,7 +3,9 @@
 # and clang++ (-std=c++17 -Wall -Wextra -pedantic -Werror), with exceptions and
 # with -fno-exceptions (Unreal's default), links the library and runs each;
 # then Tests/bindings/cpp/examples.cpp: the C and C++ examples of the header
-# comment, docs/INTEGRATION.md and README.md, run as written.
+# comment, docs/INTEGRATION.md and README.md, run as written; then test.cpp
+# once more with g++ -fsanitize=address (a handler closing or destroying its
+# Bridge must not free memory it still uses).
 #   IAP_LIB=/path/libIAPBridge.so bash Tests/bindings/cpp/run.sh
 # CXXS="g++" restricts the compilers. A missing compiler fails.
 set -euo pipefail
@@ -26,8 +28,9 @@ extract() {  # file, first line (a regex), comment prefix to strip, output
     exit 1
   fi
 }
-extract include/iap_bridge.hpp '^while \(auto m = bridge\.poll\(\)\) \{' ' *   ' "$out/example-hpp.inc"
-extract docs/INTEGRATION.md '^while \(auto m = bridge\.poll\(std::nothrow\)\.value\(\)\) \{' '' "$out/example-doc.inc"
+frame_loop='^while \(auto m = bridge\.poll\(std::nothrow\)\.value_or\(std::nullopt\)\) \{'
+extract include/iap_bridge.hpp "$frame_loop" ' *   ' "$out/example-hpp.inc"
+extract docs/INTEGRATION.md "$frame_loop" '' "$out/example-doc.inc"
 extract README.md '^void every_frame\(void\) \{' '' "$out/example-readme.inc"
 for cxx in ${CXXS:-g++ clang++}; do
   if ! command -v "$cxx" >/dev/null 2>&1; then
@@ -50,3 +53,10 @@ for cxx in ${CXXS:-g++ clang++}; do
     Tests/bindings/cpp/examples.cpp -L"$IAP_LIB_DIR" -l:"$(basename "$IAP_LIB")" -o "$out/examples"
   timeout 120 "$out/examples" "$IAP_CATALOG"
 done
+case " ${CXXS:-g++ clang++} " in
+  *" g++ "*)
+    echo "cpp: g++, AddressSanitizer, exceptions"
+    g++ -std=c++17 -Wall -Wextra -pedantic -Werror -g -fsanitize=address -fno-omit-frame-pointer -Iinclude \
+      Tests/bindings/cpp/test.cpp -L"$IAP_LIB_DIR" -l:"$(basename "$IAP_LIB")" -o "$out/test-asan"
+    timeout 120 "$out/test-asan" "$IAP_CATALOG" ;;
+esac

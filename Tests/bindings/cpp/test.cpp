@@ -7,6 +7,7 @@
 // Also builds with -fno-exceptions (the throwing parts are then left out).
 #include "iap_bridge.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -15,11 +16,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -187,6 +190,114 @@ void test_offers(const std::string &dir, const std::string &catalog) {
     check_code(b.manage_subscription_group("6A0000A0", std::nothrow), iap::E_CLOSED, "manage_subscription_group after close");
 }
 
+// Waits (up to 5 s) until done() holds, with mu locked.
+template <class F>
+bool wait_until(std::mutex &mu, std::condition_variable &cv, F done) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(5), done);
+}
+
+#if IAP_HPP_EXCEPTIONS
+std::mutex reported_mu;
+std::condition_variable reported_cv;
+std::vector<std::string> reported;
+
+void record_callback_error(const char *what) {
+    std::lock_guard<std::mutex> lock(reported_mu);
+    reported.emplace_back(what);
+    reported_cv.notify_all();
+}
+
+// A handler that throws (a failed save, a JSON library's parse error) must
+// not take the game down: the exception is reported, the next message still
+// comes to the handler, and the "7" it did not confirm comes again at the
+// next open.
+void test_callback_throws(const std::string &dir, const std::string &catalog) {
+    const std::string config = iap::simulator_config(dir + "/throw-data", catalog, dir + "/throw-state");
+    iap::set_callback_error_handler(record_callback_error);
+    int64_t key = 0;
+    {
+        iap::Bridge b = iap::Bridge::open(config);
+        b.set_callback([](std::string_view m) {
+            auto type = iap::field(m, "type");
+            if (type == std::string("7")) throw std::runtime_error("save failed: disk full");
+            if (type == std::string("999")) throw 42;
+        });
+        key = b.buy("coins_100");
+        b.request_products({"coins_100"});
+        bool both = wait_until(reported_mu, reported_cv, [] { return reported.size() >= 2; });
+        std::lock_guard<std::mutex> lock(reported_mu);
+        auto has = [](const char *what) { return std::find(reported.begin(), reported.end(), what) != reported.end(); };
+        check(both && reported.size() == 2 && has("save failed: disk full") && has("an exception not derived from std::exception"),
+              "a throwing handler: both exceptions reported, and the game goes on (" + std::to_string(reported.size()) + " reported)");
+        b.close();
+    }
+    iap::set_callback_error_handler(nullptr);
+    iap::Bridge again = iap::Bridge::open(config);
+    auto m = wait_for(again, "7");
+    check(m && iap::parse_key(iap::field(*m, "key").value_or("")) == key && iap::field(*m, "result") == std::string("0"),
+          "the \"7\" whose handler threw comes again at the next open: " + m.value_or("none"));
+    check_code(again.confirm(key, std::nothrow), iap::OK, "confirm it after the reopen");
+}
+#endif
+
+// The C API lets a callback close its own bridge; so does the wrapper: a
+// handler that closes (or destroys) its Bridge, then reads what it captured.
+// Before the wrapper deferred freeing its callbacks, this read freed memory
+// (run.sh runs this test under AddressSanitizer too).
+void test_close_from_callback(const std::string &dir, const std::string &catalog) {
+    std::mutex mu;
+    std::condition_variable cv;
+    struct Who { char name[64] = "the shop screen"; };
+    const Who who;  // captured by value: it lives in the handler's std::function, on the heap
+    {
+        auto opened = iap::Bridge::open(iap::simulator_config(dir + "/cbclose-data", catalog, dir + "/cbclose-state"), std::nothrow);
+        check_code(opened, iap::OK, "open for the close-from-callback test");
+        if (!opened.ok()) return;
+        iap::Bridge b = std::move(opened).value();
+        bool done = false;
+        int32_t code = 1;
+        std::string seen;
+        check_code(b.set_callback([&, who](std::string_view m) {
+                       if (iap::field(m, "type") != std::string("7")) return;
+                       auto closed = b.close(std::nothrow);  // the player quit from the shop
+                       std::string copy = who.name;          // the capture, after the close
+                       std::lock_guard<std::mutex> lock(mu);
+                       code = closed.code();
+                       seen = copy;
+                       done = true;
+                       cv.notify_all();
+                   }, std::nothrow),
+                   iap::OK, "set_callback (a handler that closes its Bridge)");
+        check_code(b.buy("coins_100", 0, std::nothrow), iap::OK, "buy (its \"7\" closes the bridge)");
+        bool ok = wait_until(mu, cv, [&] { return done; });
+        check(ok && code == iap::OK && seen == who.name, "close() from the handler: IAP_OK, and the handler's captures still valid after it");
+        check(!b.is_open(), "the Bridge closed from its handler is closed");
+        check_code(b.poll(std::nothrow), iap::E_CLOSED, "poll after the handler closed the Bridge");
+    }
+    {
+        auto opened = iap::Bridge::open(iap::simulator_config(dir + "/cbdestroy-data", catalog, dir + "/cbdestroy-state"), std::nothrow);
+        check_code(opened, iap::OK, "open for the destroy-from-callback test");
+        if (!opened.ok()) return;
+        auto owner = std::make_unique<iap::Bridge>(std::move(opened).value());
+        bool done = false;
+        std::string seen;
+        check_code(owner->set_callback([&, who](std::string_view m) {
+                       if (iap::field(m, "type") != std::string("7")) return;
+                       owner.reset();           // the game frees the object that owns the Bridge
+                       std::string copy = who.name;  // the capture, after ~Bridge
+                       std::lock_guard<std::mutex> lock(mu);
+                       seen = copy;
+                       done = true;
+                       cv.notify_all();
+                   }, std::nothrow),
+                   iap::OK, "set_callback (a handler that destroys its Bridge)");
+        check_code(owner->buy("coins_100", 0, std::nothrow), iap::OK, "buy (its \"7\" destroys the Bridge)");
+        bool ok = wait_until(mu, cv, [&] { return done; });
+        check(ok && seen == who.name, "~Bridge from the handler: the handler's captures still valid after it");
+    }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -214,6 +325,9 @@ int main(int argc, char **argv) {
         check_code(r, iap::E_BAD_CONFIG, "open with a relative dataDir");
         auto bad_json = iap::Bridge::open("{", std::nothrow);
         check_code(bad_json, iap::E_BAD_JSON, "open with bad JSON");
+        // Text after a NUL would be dropped by the C string: refused, not truncated.
+        auto nul = iap::Bridge::open(iap::simulator_config(dir + "/nul-data", catalog) + std::string("\0x", 2), std::nothrow);
+        check_code(nul, iap::E_INVALID_ARG, "open with a NUL in the config");
 #if IAP_HPP_EXCEPTIONS
         try {
             iap::Bridge::open("[]");
@@ -241,6 +355,8 @@ int main(int argc, char **argv) {
     check(products.has_value(), "a \"999\" message arrives");
     if (products) check(products->find("coins_100") != std::string::npos, "the \"999\" lists coins_100");
     check_code(bridge.request_products_json("not json", std::nothrow), iap::E_BAD_JSON, "request_products bad JSON");
+    check_code(bridge.request_products_json(std::string("[\"coins_100\"]\0x", 15), std::nothrow), iap::E_INVALID_ARG,
+               "request_products_json with a NUL");
 
     // Buy coins_100, poll for its "7", confirm with the message's key.
     auto bought = bridge.buy("coins_100", now_ms(), std::nothrow);
@@ -352,6 +468,10 @@ int main(int argc, char **argv) {
     }
 
     test_offers(dir, catalog);
+#if IAP_HPP_EXCEPTIONS
+    test_callback_throws(dir, catalog);
+#endif
+    test_close_from_callback(dir, catalog);
 
     // Bad calls.
     check_code(bridge.buy("no_such_product", now_ms() + 1, std::nothrow), iap::E_UNKNOWN_PRODUCT, "buy unknown product");
@@ -359,6 +479,8 @@ int main(int argc, char **argv) {
     check_code(bridge.buy(std::string("coins\0_100", 10), 0, std::nothrow), iap::E_INVALID_ARG, "buy with a NUL");
     check_code(bridge.confirm(424242, std::nothrow), iap::E_UNKNOWN_KEY, "confirm a key never issued");
     check_code(bridge.simulator("{\"op\":\"no_such_op\"}", std::nothrow), iap::E_UNKNOWN_OP, "simulator unknown op");
+    check_code(bridge.simulator(std::string("{\"op\":\"transactions\"}\0x", 24), std::nothrow), iap::E_INVALID_ARG,
+               "simulator with a NUL");
     auto txns = bridge.simulator("{\"op\":\"transactions\"}", std::nothrow);
     check_code(txns, iap::OK, "simulator transactions");
     if (txns.ok()) check(txns.value().find("coins_100") != std::string::npos, "the store lists the purchase");
@@ -430,6 +552,13 @@ int main(int argc, char **argv) {
     check_code(moved.request_refund("1", std::nothrow), iap::E_CLOSED, "request_refund after close");
     check_code(moved.redeem_offer_code(std::nothrow), iap::E_CLOSED, "redeem_offer_code after close");
     check_code(moved.show_store_messages(std::nothrow), iap::E_CLOSED, "show_store_messages after close");
+    // The frame loop of the docs on a closed or moved-from Bridge: no message, no throw, no abort.
+    int frames = 0;
+    while (auto m = moved.poll(std::nothrow).value_or(std::nullopt)) frames++;
+    while (auto m = bridge.poll(std::nothrow).value_or(std::nullopt)) frames++;
+    check(frames == 0, "poll(std::nothrow).value_or(std::nullopt) after close or move: no message");
+    check(iap::Result<int>::failure(iap::E_CLOSED, "x").value_or(7) == 7 && iap::Result<int>::success(3).value_or(7) == 3,
+          "Result::value_or");
 #if IAP_HPP_EXCEPTIONS
     try {
         moved.poll();

@@ -8,6 +8,9 @@
 #   the wrapper's header, run as written: cancel, sale, redelivery, refund),
 #   buy (the game grants, saves and is killed with SIGKILL before its confirm),
 #   restart (delivered again, confirmed, not granted twice), after (nothing back).
+# Then the Godot 4 class's methods, called directly from C (no Godot 4 engine
+# here: Tests/bindings/godot3/godot4_methods.c), when bindings/godot/interfaces.sh
+# can provide Godot 4's interface header.
 #   IAP_LIB=/path/libIAPBridge.so bash Tests/bindings/godot3/run.sh
 set -euo pipefail
 source "$(dirname "$0")/../env.sh"
@@ -52,5 +55,19 @@ fi
 for phase in restart after; do
   run "$phase" || { echo "godot3: FAILED: $phase exited $?" >&2; failed=1; }
 done
+
+interfaces=${GODOT_INTERFACES:-"$iap_repo/.build/godot-interfaces"}
+godot4=", Godot 4 methods"
+if GODOT_INTERFACES=$interfaces bash "$iap_repo/bindings/godot/interfaces.sh" godot4; then
+  cc -std=c11 -O1 -g -Wall -Wextra -Werror -pedantic -I"$iap_repo/include" -I"$iap_repo/bindings/godot/common" \
+    -I"$iap_repo/bindings/godot/godot4" -I"$interfaces/godot4" "$iap_repo/Tests/bindings/godot3/godot4_methods.c" \
+    -L"$IAP_LIB_DIR" -l:"$(basename "$IAP_LIB")" -o "$work/godot4_methods"
+  SWIFT_BACKTRACE=enable=no timeout 60 "$work/godot4_methods" \
+    "{\"store\":\"simulator\",\"dataDir\":\"$work/g4-data\",\"catalog\":\"$IAP_CATALOG\",\"simulator\":{\"stateDir\":\"$work/g4-state\"}}" \
+    || { echo "godot3: FAILED: the Godot 4 class's methods" >&2; failed=1; }
+else
+  echo "godot3: SKIPPED the Godot 4 methods test: no Godot 4 interface header (see above)"
+  godot4=""
+fi
 [ "$failed" = 0 ] || exit 1
-echo "godot3: passed (api, examples, buy/kill/restart/after) under $(godot3-server --version 2>/dev/null | tail -1)"
+echo "godot3: passed (api, examples, buy/kill/restart/after$godot4) under $(godot3-server --version 2>/dev/null | tail -1)"

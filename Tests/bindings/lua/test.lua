@@ -102,6 +102,18 @@ do
   check(iap.key(ffi.new("int32_t", -5)) == -5LL, "an int32_t cdata is accepted")
   raises(function() iap.key("abc") end, "not a decimal", "a non-decimal string is refused")
   check(iap.key(ffi.new("int64_t", 42)) == 42LL, "int64_t cdata passes through")
+  -- Cdata that is no number: refused, not turned into one by tonumber().
+  raises(function() iap.key(ffi.new("bool", true)) end, "must be an int64_t cdata", "a bool cdata is refused as a key")
+  raises(function() iap.key(ffi.cast("void *", 0)) end, "must be an int64_t cdata", "a NULL pointer cdata is refused as a key")
+  raises(function() iap.key(ffi.cast("char *", ffi.new("char[4]"))) end, "must be an int64_t cdata", "a pointer cdata is refused as a key")
+  -- Lists of product IDs: strings in a sequence, nothing else.
+  check(iap.json_array({ "a", "b" }) == '["a","b"]' and iap.json_array({}) == "[]", "json_array of strings")
+  raises(function() iap.json_array({ coins_100 = true }) end, "test%.lua:%d+: iap_bridge: a list of strings must be a sequence",
+    "json_array of a set-style table raises, naming the caller")
+  raises(function() iap.json_array({ 1, 2 }) end, "test%.lua:%d+: iap_bridge: a list of strings must hold strings only; item 1 is a number",
+    "json_array of numbers raises")
+  raises(function() iap.json_array({ "a", {} }) end, "item 2 is a table", "json_array of a nested table raises")
+  raises(function() iap.json_array({ "a", nil, "c" }) end, "must be a sequence", "json_array of a list with a hole raises")
   check(iap.key_string(ffi.new("int64_t", -7)) == "-7", "key_string of cdata has no LL suffix")
 end
 
@@ -205,6 +217,30 @@ local ok_run, run_err = pcall(function()
   check_ok("confirm the quantity purchase", bridge:confirm(k3))
   check_err(iap.codes.IAP_E_INVALID_ARG, "buy_quantity 11", bridge:buy_quantity("coins_100", 11))
   check_err(iap.codes.IAP_E_INVALID_ARG, "buy_quantity 1.5", bridge:buy_quantity("coins_100", 1.5))
+  -- Wrong types raise (the module's promise), never reach the store as something else.
+  raises(function() bridge:buy("coins_100", ffi.new("bool", true)) end, "must be an int64_t cdata", "buy with a bool cdata click time")
+  raises(function() bridge:buy("coins_100", ffi.cast("void *", 0)) end, "must be an int64_t cdata", "buy with a NULL pointer click time")
+  raises(function() bridge:request_products({ coins_100 = true }) end, "test%.lua:%d+: iap_bridge: a list of strings must be a sequence",
+    "request_products with a set-style table")
+  raises(function() bridge:request_products({ 1, 2 }) end, "test%.lua:%d+: iap_bridge: a list of strings must hold strings only",
+    "request_products with numbers")
+  raises(function() bridge:request_products({ {} }) end, "item 1 is a table", "request_products with a table in the list")
+  raises(function() bridge:subscription_status({ coins_100 = true }) end, "test%.lua:%d+: iap_bridge: a list of strings must be a sequence",
+    "subscription_status with a set-style table")
+  raises(function() bridge:subscription_status(ffi.cast("void *", 0)) end, "must be a string",
+    "subscription_status with a NULL pointer cdata (not taken for nil: every group)")
+  -- An int64 cdata quantity, as int64 cdata is taken for keys and click times.
+  local k2q = check_ok("buy_quantity coins_100 x 2LL", bridge:buy_quantity("coins_100", 2LL))
+  local m2q = wait_for(bridge, "7")
+  check(m2q ~= nil and iap.field(m2q, "key") == iap.key_string(k2q) and iap.field(m2q, "quantity") == "2",
+    "the 2LL quantity \"7\": quantity 2: " .. tostring(m2q))
+  check_ok("confirm the 2LL purchase", bridge:confirm(k2q))
+  check_err(iap.codes.IAP_E_INVALID_ARG, "buy_quantity 11LL", bridge:buy_quantity("coins_100", 11LL))
+  check_err(iap.codes.IAP_E_INVALID_ARG, "buy_quantity 2^40 as int64 cdata", bridge:buy_quantity("coins_100", 1099511627776LL))
+  raises(function() bridge:buy_quantity("coins_100", "3") end, "test%.lua:%d+: iap_bridge: quantity must be a number",
+    "buy_quantity with a string quantity")
+  raises(function() bridge:buy_quantity("coins_100", ffi.new("bool", true)) end, "quantity must be a number",
+    "buy_quantity with a bool cdata quantity")
 
   -- Bad input.
   check_err(iap.codes.IAP_E_UNKNOWN_PRODUCT, "buy unknown product", bridge:buy("no_such_product", os.time() * 1000 + 1))

@@ -43,6 +43,13 @@ static int32_t gdc_fail(int32_t code) {
 
 static const char *gdc_errmsg(void) { return gdc_err; }
 
+/* A call on a bridge its object closed (the slot may belong to another bridge
+ * by now, so the object answers without it). */
+static int32_t gdc_closed_error(void) {
+    gdc_set_error("the bridge was closed; open a new one");
+    return IAP_E_CLOSED;
+}
+
 /* The bridge of handle h, or NULL with *code set (IAP_E_INVALID_HANDLE, IAP_E_CLOSED). */
 static iap_bridge *gdc_bridge(int64_t h, int32_t *code) {
     iap_bridge *b = NULL;
@@ -54,7 +61,8 @@ static iap_bridge *gdc_bridge(int64_t h, int32_t *code) {
     }
     pthread_mutex_unlock(&gdc_lock);
     if (b) *code = IAP_OK;
-    else gdc_set_error(*code == IAP_E_CLOSED ? "the bridge was closed" : "not a bridge handle from open()");
+    else if (*code == IAP_E_CLOSED) gdc_closed_error();
+    else gdc_set_error("not a bridge handle from open()");
     return b;
 }
 
@@ -90,10 +98,7 @@ static int32_t gdc_close(int64_t h) {
         gdc_closed[h - 1] = 1;
     }
     pthread_mutex_unlock(&gdc_lock);
-    if (!mine) {
-        gdc_set_error("the bridge was closed");
-        return IAP_E_CLOSED;
-    }
+    if (!mine) return gdc_closed_error();
     return gdc_fail(iap_close(b));
 }
 

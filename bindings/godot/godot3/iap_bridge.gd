@@ -22,6 +22,8 @@
 # ERRORS: calls return OK (0) or a negative code (E_UNKNOWN_PRODUCT, ...);
 # buy() and simulator() return "" on failure. Each call sets last_error (the
 # code) and last_message (a sentence; error_name(code) names the code).
+# After close(), every call on the bridge (and a second close()) answers
+# E_CLOSED until open() opens a new one.
 #
 # KEYS are 64-bit integers carried as decimal Strings, and stay Strings here:
 # buy() returns one, messages have one, confirm() takes one (only a String).
@@ -54,6 +56,7 @@ var last_error = OK
 var last_message = ""
 var _native = null
 var _h = 0
+var _closed = false   # close() was called: E_CLOSED until the next open()
 
 
 func _init():
@@ -127,6 +130,14 @@ func _result(code, message):
 	return code
 
 
+# A call on this object's bridge. After close() it answers E_CLOSED here: the
+# handle's slot may hold another bridge by now.
+func _bridge_call(procedure, args = []):
+	if _closed:
+		return _result(E_CLOSED, "the bridge was closed; open a new one")
+	return _call(procedure, [_h] + args)
+
+
 # Opens the bridge: config is a Dictionary (simulator_config) or a JSON String.
 func open(config):
 	if _h > 0:
@@ -136,30 +147,33 @@ func open(config):
 	if r < 0:
 		return r
 	_h = r
+	_closed = false
 	return OK
 
 
 func close():
-	var r = _call("close", [_h])
-	_h = 0
+	var r = _bridge_call("close")
+	if _h > 0:
+		_h = 0
+		_closed = true
 	return r
 
 
 # Starts a purchase; returns the key (a String), or "" with last_error set.
 # click_ms 0: the SDK picks the key.
 func buy(product_id: String, click_ms: int = 0, quantity: int = 1) -> String:
-	var r = _call("buy", [_h, product_id, click_ms, quantity])
+	var r = _bridge_call("buy", [product_id, click_ms, quantity])
 	return r if typeof(r) == TYPE_STRING else ""
 
 
 # Confirms a "7" or "revoked": pass its "key" String as received.
 func confirm(key: String) -> int:
-	return _call("confirm", [_h, key])
+	return _bridge_call("confirm", [key])
 
 
 # The next message as JSON text, "" when there is none.
 func poll() -> String:
-	var r = _call("poll", [_h])
+	var r = _bridge_call("poll")
 	return r if typeof(r) == TYPE_STRING else ""
 
 
@@ -179,48 +193,48 @@ func messages() -> Array:
 
 
 func request_products(product_ids: Array) -> int:
-	return _call("request_products", [_h, to_json(product_ids)])
+	return _bridge_call("request_products", [to_json(product_ids)])
 
 
 func restore() -> int:
-	return _call("restore", [_h])
+	return _bridge_call("restore")
 
 
 func flush() -> int:
-	return _call("flush", [_h])
+	return _bridge_call("flush")
 
 
 # Drives the simulated store (docs/SIMULATOR.md): command is a Dictionary or
 # JSON String. Returns the answer's JSON text, "" on error.
 func simulator(command) -> String:
 	var json = command if typeof(command) == TYPE_STRING else to_json(command)
-	var r = _call("simulator", [_h, json])
+	var r = _bridge_call("simulator", [json])
 	return r if typeof(r) == TYPE_STRING else ""
 
 
 # product_ids: an Array of IDs, or null for every group the player subscribed in.
 func subscription_status(product_ids = null) -> int:
-	return _call("subscription_status", [_h, "" if product_ids == null else to_json(product_ids)])
+	return _bridge_call("subscription_status", ["" if product_ids == null else to_json(product_ids)])
 
 
 func app_transaction() -> int:
-	return _call("app_transaction", [_h])
+	return _bridge_call("app_transaction")
 
 
 func manage_subscriptions() -> int:
-	return _call("manage_subscriptions", [_h])
+	return _bridge_call("manage_subscriptions")
 
 
 func request_refund(transaction_id: String) -> int:
-	return _call("request_refund", [_h, transaction_id])
+	return _bridge_call("request_refund", [transaction_id])
 
 
 func redeem_offer_code() -> int:
-	return _call("redeem_offer_code", [_h])
+	return _bridge_call("redeem_offer_code")
 
 
 func show_store_messages() -> int:
-	return _call("show_store_messages", [_h])
+	return _bridge_call("show_store_messages")
 
 
 func version() -> String:

@@ -117,7 +117,9 @@ PROC(errmsg) { (void)args; return ret_str(gdc_errmsg()); }
 
 PROC(error_name) {
     int64_t code;
-    if (!arg_int("error_name", args, 0, &code)) return ret_str("IAP_E_UNKNOWN_CODE");
+    /* iap_error_name's answer for a number that is not a code; a GDScript int
+     * beyond int32 is none (a cast would wrap it onto one). */
+    if (!arg_int("error_name", args, 0, &code) || code < INT32_MIN || code > INT32_MAX) return ret_str("IAP_E_UNKNOWN_CODE");
     return ret_str(iap_error_name((int32_t)code));
 }
 

@@ -1,12 +1,15 @@
 /*
  * iap_gdextension.c: IAPBridge for Godot 4 (GDExtension, 4.2+), in C.
- * COMPILED HERE, NEVER RUN: CI builds it against the gdextension_interface.h
- * that bindings/godot/interfaces.sh generates from Debian's Godot 4 source; no
- * Godot 4 engine has loaded it (Debian bookworm has none).
+ * COMPILED HERE, NEVER RUN IN AN ENGINE: CI builds it against the
+ * gdextension_interface.h that bindings/godot/interfaces.sh generates from
+ * Debian's Godot 4 source and calls its methods directly from C
+ * (Tests/bindings/godot3/godot4_methods.c); no Godot 4 engine has loaded it
+ * (Debian bookworm has none).
  *
  * Registers IAPBridgeNative (a RefCounted), one bridge per object:
  *   open(config_json: String) -> int        OK or a negative IAP_E_* code
- *   close() -> int
+ *   close() -> int                          then every call (and close()) answers
+ *                                           IAP_E_CLOSED until the next open()
  *   buy(product_id: String, click_ms: int, quantity: int) -> String   the key, "" on error
  *   confirm(key: String) -> int             the message's "key" String, as received
  *   poll() -> String                        the next message's JSON, "" when none
@@ -50,6 +53,7 @@ static struct {
 typedef struct {
     GDExtensionObjectPtr owner;
     int64_t handle;
+    int closed;        /* close() was called: IAP_E_CLOSED until the next open() */
     int32_t last_error;
     char errmsg[512];
 } instance;
@@ -95,6 +99,15 @@ static char *dup_str(const char *s) {
 
 /* ---- The methods ---------------------------------------------------------- */
 
+/* This object's bridge, or NULL with *code set (IAP_E_CLOSED after close()). */
+static iap_bridge *bridge_of(instance *self, int32_t *code) {
+    if (self->closed) {
+        *code = gdc_closed_error();
+        return NULL;
+    }
+    return gdc_bridge(self->handle, code);
+}
+
 static int64_t done(instance *self, int64_t code) {
     self->last_error = code < 0 ? (int32_t)code : IAP_OK;
     if (code < 0) snprintf(self->errmsg, sizeof self->errmsg, "%s", gdc_errmsg());
@@ -108,19 +121,28 @@ static void m_open(instance *self, call_args *a) {
         return;
     }
     int64_t h = gdc_open(a->s[0]);
-    if (h > 0) self->handle = h;
+    if (h > 0) {
+        self->handle = h;
+        self->closed = 0;
+    }
     a->ret_int = done(self, h > 0 ? IAP_OK : h);
 }
 
 static void m_close(instance *self, call_args *a) {
+    int32_t code;
+    if (!bridge_of(self, &code)) {
+        a->ret_int = done(self, code);
+        return;
+    }
     a->ret_int = done(self, gdc_close(self->handle));
     self->handle = 0;
+    self->closed = 1;
 }
 
 static void m_buy(instance *self, call_args *a) {
     int32_t code;
     int64_t key = 0;
-    iap_bridge *b = gdc_bridge(self->handle, &code);
+    iap_bridge *b = bridge_of(self, &code);
     if (b && (a->i[2] < 1 || a->i[2] > 10)) {
         gdc_set_error("buy: quantity must be from 1 to 10");
         code = IAP_E_INVALID_ARG;
@@ -135,11 +157,14 @@ static void m_buy(instance *self, call_args *a) {
     }
 }
 
-static void m_confirm(instance *self, call_args *a) { a->ret_int = done(self, gdc_confirm(self->handle, a->s[0])); }
+static void m_confirm(instance *self, call_args *a) {
+    int32_t code;
+    a->ret_int = done(self, bridge_of(self, &code) ? gdc_confirm(self->handle, a->s[0]) : code);
+}
 
 static void m_poll(instance *self, call_args *a) {
     int32_t code;
-    iap_bridge *b = gdc_bridge(self->handle, &code);
+    iap_bridge *b = bridge_of(self, &code);
     if (done(self, code) != IAP_OK) return;
     char *m = iap_poll(b);
     a->ret_str = dup_str(m);
@@ -149,7 +174,7 @@ static void m_poll(instance *self, call_args *a) {
 static void m_simulator(instance *self, call_args *a) {
     int32_t code;
     char *answer = NULL;
-    iap_bridge *b = gdc_bridge(self->handle, &code);
+    iap_bridge *b = bridge_of(self, &code);
     if (b) code = gdc_fail(iap_simulator(b, a->s[0], &answer));
     if (done(self, code) == IAP_OK) a->ret_str = dup_str(answer);
     iap_free(answer);
@@ -157,19 +182,19 @@ static void m_simulator(instance *self, call_args *a) {
 
 static void m_request_products(instance *self, call_args *a) {
     int32_t code;
-    iap_bridge *b = gdc_bridge(self->handle, &code);
+    iap_bridge *b = bridge_of(self, &code);
     a->ret_int = done(self, b ? gdc_fail(iap_request_products(b, a->s[0])) : code);
 }
 
 static void m_restore(instance *self, call_args *a) {
     int32_t code;
-    iap_bridge *b = gdc_bridge(self->handle, &code);
+    iap_bridge *b = bridge_of(self, &code);
     a->ret_int = done(self, b ? gdc_fail(iap_restore(b)) : code);
 }
 
 static void m_flush(instance *self, call_args *a) {
     int32_t code;
-    iap_bridge *b = gdc_bridge(self->handle, &code);
+    iap_bridge *b = bridge_of(self, &code);
     a->ret_int = done(self, b ? gdc_fail(iap_flush(b)) : code);
 }
 

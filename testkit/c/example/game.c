@@ -5,7 +5,10 @@
  * test_game.c includes it after iap_testkit.h with IAPTK_INTERCEPT, so the
  * test kit can kill it at a chosen point. game_bug_no_dedup plants a bug (a key
  * delivered again is granted again) the kit's check must catch.
+ * game_use_callback takes the messages through iap_set_callback instead of
+ * iap_poll: the callback, on the SDK's thread, handles each one.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +34,7 @@ typedef struct {
 } game_save;
 
 static int game_bug_no_dedup;
+static int game_use_callback;
 
 static void game_load(const char *path, game_save *s) {
     char what[16];
@@ -117,6 +121,23 @@ static void game_handle(iap_bridge *b, const char *path, game_save *s, const cha
     iap_confirm(b, k);
 }
 
+/* What the callback works on (game_use_callback). */
+typedef struct {
+    iap_bridge *b;
+    const char *path;
+    game_save *s;
+    pthread_mutex_t lock;
+    int got;
+} game_inbox;
+
+static void game_on_message(void *ctx, const char *m) {
+    game_inbox *in = ctx;
+    pthread_mutex_lock(&in->lock);
+    game_handle(in->b, in->path, in->s, m);
+    in->got = 1;
+    pthread_mutex_unlock(&in->lock);
+}
+
 /* Opens the bridge, buys `buy` (NULL: nothing), handles every message until
  * nothing came for 300 ms, closes. */
 static void game_play(const char *config, const char *save_path, const char *buy) {
@@ -124,16 +145,27 @@ static void game_play(const char *config, const char *save_path, const char *buy
     iap_bridge *b = NULL;
     game_load(save_path, s);
     if (iap_open(config, &b) != IAP_OK) { fprintf(stderr, "game: iap_open: %s\n", iap_errmsg()); exit(1); }
+    game_inbox in = { b, save_path, s, PTHREAD_MUTEX_INITIALIZER, 0 };
+    if (game_use_callback && iap_set_callback(b, game_on_message, &in) != IAP_OK) {
+        fprintf(stderr, "game: iap_set_callback: %s\n", iap_errmsg());
+        exit(1);
+    }
     if (buy && iap_buy(b, buy, 0, NULL) != IAP_OK) { fprintf(stderr, "game: iap_buy: %s\n", iap_errmsg()); exit(1); }
     for (int quiet = 0; quiet < 30;) {
         char *m;
         int got = 0;
         iap_flush(b);
-        while ((m = iap_poll(b)) != NULL) { game_handle(b, save_path, s, m); iap_free(m); got = 1; }
+        if (game_use_callback) {
+            pthread_mutex_lock(&in.lock);
+            got = in.got;
+            in.got = 0;
+            pthread_mutex_unlock(&in.lock);
+        }
+        while (!game_use_callback && (m = iap_poll(b)) != NULL) { game_handle(b, save_path, s, m); iap_free(m); got = 1; }
         quiet = got ? 0 : quiet + 1;
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    iap_close(b);
+    iap_close(b); /* waits for a callback under way */
     free(s);
 }

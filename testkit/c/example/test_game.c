@@ -1,6 +1,7 @@
 /*
  * The example game's purchase code (game.c) under the C test kit: killed
- * between paying and granting at every point, restarted, granted exactly once;
+ * between paying and granting at every point (polling, and taking messages
+ * through iap_set_callback), restarted, granted exactly once;
  * Ask to Buy approved and declined while the game is closed; a refund; a
  * failed purchase; a lapsed subscription; a planted double grant the check
  * catches.
@@ -60,6 +61,18 @@ static int t_after_charge(iaptk_kit *k) { return killed_then_restarted(k, "after
 static int t_before_save(iaptk_kit *k) { return killed_then_restarted(k, "before_save"); }
 static int t_before_confirm(iaptk_kit *k) { return killed_then_restarted(k, "before_confirm"); }
 static int t_after_confirm(iaptk_kit *k) { return killed_then_restarted(k, "after_confirm"); }
+
+/* The same with a game that takes its messages through iap_set_callback. */
+static int killed_then_restarted_callback_mode(iaptk_kit *kit, const char *point) {
+    game_use_callback = 1; /* inherited by the children (fork) */
+    int ok = killed_then_restarted(kit, point);
+    game_use_callback = 0;
+    return ok;
+}
+static int t_cb_after_charge(iaptk_kit *k) { return killed_then_restarted_callback_mode(k, "after_charge"); }
+static int t_cb_before_save(iaptk_kit *k) { return killed_then_restarted_callback_mode(k, "before_save"); }
+static int t_cb_before_confirm(iaptk_kit *k) { return killed_then_restarted_callback_mode(k, "before_confirm"); }
+static int t_cb_after_confirm(iaptk_kit *k) { return killed_then_restarted_callback_mode(k, "after_confirm"); }
 
 static int t_ask_to_buy_approved(iaptk_kit *kit) {
     char id[64];
@@ -156,6 +169,10 @@ int main(void) {
     test("killed at before_save, restarted: granted exactly once", t_before_save);
     test("killed at before_confirm, restarted: granted exactly once", t_before_confirm);
     test("killed at after_confirm, restarted: granted exactly once", t_after_confirm);
+    test("callback mode: killed at after_charge, restarted: granted exactly once", t_cb_after_charge);
+    test("callback mode: killed at before_save, restarted: granted exactly once", t_cb_before_save);
+    test("callback mode: killed at before_confirm, restarted: granted exactly once", t_cb_before_confirm);
+    test("callback mode: killed at after_confirm, restarted: granted exactly once", t_cb_after_confirm);
     test("Ask to Buy approved while the game is closed", t_ask_to_buy_approved);
     test("Ask to Buy declined", t_ask_to_buy_declined);
     test("a refund is taken back once", t_refund);

@@ -7,9 +7,12 @@ The test kit's test (test_game.py) runs it in a child process:
 opens the bridge with the kit's config, buys if asked, handles every message
 until the store is quiet, and exits. GAME_BUG=no_dedup plants a bug (a key
 delivered again is granted again) that the kit's check must catch.
+GAME_CALLBACK=1 takes the messages through set_callback (the SDK's thread
+hands them to the main loop) instead of polling.
 """
 import json
 import os
+import queue
 import sys
 import time
 
@@ -74,16 +77,28 @@ def handle(bridge, save, msg):
     bridge.confirm(key)
 
 
-def play(config, save_path, buy=None):
+def received(inbox):
+    """The messages the callback has handed over so far."""
+    while True:
+        try:
+            yield inbox.get_nowait()
+        except queue.Empty:
+            return
+
+
+def play(config, save_path, buy=None, callback=False):
     save = Save(save_path)
     with iap.Bridge.open(config) as bridge:
+        inbox = queue.Queue()
+        if callback:
+            bridge.set_callback(inbox.put)
         if buy:
             bridge.buy(buy)
         quiet_since = time.monotonic()
         while time.monotonic() - quiet_since < 0.3:  # until nothing came for 300 ms
             bridge.flush()
             got = False
-            for m in bridge.messages():
+            for m in received(inbox) if callback else bridge.messages():
                 handle(bridge, save, iap.parse_message(m))
                 got = True
             if got:
@@ -95,4 +110,5 @@ def play(config, save_path, buy=None):
 if __name__ == "__main__":
     config = iap_testkit.child_config()
     args = sys.argv[1:]
-    play(config, args[0], buy=args[2] if len(args) > 2 and args[1] == "buy" else None)
+    play(config, args[0], buy=args[2] if len(args) > 2 and args[1] == "buy" else None,
+         callback=os.environ.get("GAME_CALLBACK") == "1")

@@ -1,5 +1,6 @@
 """The example game's purchase code under the test kit: killed between paying
-and granting at every point, restarted, granted exactly once; Ask to Buy
+and granting at every point (polling, and taking messages through
+set_callback), restarted, granted exactly once; Ask to Buy
 approved (and declined) while the game is closed; a refund; a failed purchase;
 a lapsed subscription; and a planted double-grant bug the check must catch.
 
@@ -52,6 +53,19 @@ def test_killed_between_paying_and_granting(kit, point):
     run = play(kit, buy="coins_100", kill_at=point)
     assert run.killed_at == point and run.returncode == -9
     play(kit)  # the restart
+    ledger, s = check(kit)
+    assert len(ledger.charged("coins_100")) == 1
+    assert s["coins"] == 100 and len(s["grants"]) == 1
+
+
+@pytest.mark.parametrize("point", ["after_charge", "before_save", "before_confirm", "after_confirm"])
+def test_killed_between_paying_and_granting_callback_mode(kit, point):
+    """The same with a game that takes its messages through set_callback: the
+    kit's after_charge sees the "7" the callback hands over."""
+    env = dict(os.environ, GAME_CALLBACK="1")
+    run = play(kit, buy="coins_100", kill_at=point, env=env)
+    assert run.killed_at == point and run.returncode == -9
+    play(kit, env=env)  # the restart
     ledger, s = check(kit)
     assert len(ledger.charged("coins_100")) == 1
     assert s["coins"] == 100 and len(s["grants"]) == 1

@@ -90,6 +90,19 @@ func api():
 		"request_products, restore, flush")
 	h.check(b.close() == OK, "close")
 	h.check(b.buy("coins_100") == "" and b.last_error < 0, "buy after close fails: " + str(b.last_error))
+	# After close(), every call says the bridge was closed (not "not a bridge handle from open()").
+	for c in [["confirm", b.confirm(key)], ["flush", b.flush()], ["request_products", b.request_products(["coins_100"])],
+			["close again", b.close()]]:
+		h.check(c[1] == IAPBridge.E_CLOSED, c[0] + " after close is E_CLOSED: " + str(c[1]))
+	h.check(b.last_message == "the bridge was closed; open a new one", "after close, last_message: " + b.last_message)
+	var polled = b.poll()
+	h.check(polled == "" and b.last_error == IAPBridge.E_CLOSED, "poll after close: \"\", E_CLOSED: " + str(b.last_error))
+	var bought = b.buy("coins_100")
+	h.check(bought == "" and b.last_error == IAPBridge.E_CLOSED, "buy after close: \"\", E_CLOSED: " + str(b.last_error))
+	# error_name matches the C library's iap_error_name: a number outside int32 is no code.
+	h.check(b.error_name(4294967295) == "IAP_E_UNKNOWN_CODE" and b.error_name(-4294967297) == "IAP_E_UNKNOWN_CODE"
+		and b.error_name(-1000) == "IAP_E_UNKNOWN_CODE" and b.error_name(IAPBridge.E_CLOSED) == "IAP_E_CLOSED",
+		"error_name of a code outside int32: IAP_E_UNKNOWN_CODE, not a wrapped code: " + b.error_name(4294967295))
 
 
 func examples():
