@@ -259,7 +259,8 @@ public enum POSIX {
     public static func replaceFile(_ path: String, with bytes: [UInt8], sync: Bool = true,
                                    beforeRename: () -> Void = {}) throws(IAPError) {
         let tmp = path + ".tmp"
-        let fd = try createOwnerOnly(tmp, flags: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC)
+        try clearTemporary(tmp)
+        let fd = try createOwnerOnly(tmp, flags: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)
         do {
             try writeAll(fd, bytes)
             if sync { try syncData(fd) }
@@ -280,13 +281,31 @@ public enum POSIX {
 
     /// Opens `path` with `flags` (which include `O_CREAT`), owner-only
     /// (0600) even when it already existed with a wider mode, and on Apple
-    /// devices in the protection class the outbox needs.
+    /// devices in the protection class the outbox needs. Every path is one
+    /// of the SDK's own names, never followed as a symbolic link (one in a
+    /// copied dataDir had a game's save chmodded and overwritten). A file of
+    /// ours the process may not write (its mode narrowed) is given back its
+    /// mode once: refused, it refused every iap_open.
     public static func createOwnerOnly(_ path: String, flags: Int32) throws(IAPError) -> Int32 {
-        let fd = open(path, flags, 0o600)
+        var fd = open(path, flags | O_NOFOLLOW, 0o600)
+        if fd < 0 && errno == EACCES && nonRegularKind(path) == nil && chmod(path, 0o600) == 0 {
+            fd = open(path, flags | O_NOFOLLOW, 0o600)
+        }
         guard fd >= 0 else { throw IAPError(.io, "cannot open \(path): \(errnoText)") }
         _ = fchmod(fd, 0o600)
         applyProtectionClass(fd)
         return fd
+    }
+
+    /// Makes room for a temporary file of the SDK's at `tmp`: a leftover
+    /// file or link is removed (the link itself, never what it names);
+    /// anything else (a directory) is set aside. A directory there refused
+    /// every open that had to write the file.
+    public static func clearTemporary(_ tmp: String) throws(IAPError) {
+        switch nonRegularKind(tmp) {
+        case nil, "a symbolic link": unlink(tmp)
+        default: _ = try setAside(tmp)
+        }
     }
 
     /// Apple devices encrypt files by protection class. StoreKit can deliver
@@ -450,6 +469,15 @@ public enum POSIX {
         let key = "\(st.st_dev):\(st.st_ino)"
         let claimed = lockedDirectories.withLock { $0.keys.insert(key).inserted }
         guard claimed else { throw IAPError(.busy, "\(dir) is in use by another open bridge") }
+        // A lock file that is not one (a link, a directory: a copied
+        // dataDir, a tool) is set aside: no other bridge can hold it, and
+        // the directory's own lock, below, still keeps two processes out.
+        if nonRegularKind(dir + "/" + name) != nil {
+            do throws(IAPError) { _ = try setAside(dir + "/" + name) } catch {
+                lockedDirectories.withLock { _ = $0.keys.remove(key) }
+                throw error
+            }
+        }
         let fd: Int32
         do throws(IAPError) { fd = try createOwnerOnly(dir + "/" + name, flags: O_RDWR | O_CREAT | O_CLOEXEC) } catch {
             lockedDirectories.withLock { _ = $0.keys.remove(key) }

@@ -60,7 +60,7 @@ public final class POSIXLogFile: DurableLog {
         let fd = try POSIX.createOwnerOnly(path, flags: O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         // A compaction a crash interrupted before its rename leaves this; the
         // log itself is whole (old or new), so the leftover is garbage.
-        unlink(path + ".tmp")
+        try POSIX.clearTemporary(path + ".tmp")
         let file = POSIXLogFile(path: path, fd: fd, size: existing?.size ?? 0)
         // A new file is durable only once its directory entry is.
         if existing == nil { file.directoryNeedsSync = true }
@@ -153,7 +153,8 @@ public final class POSIXLogFile: DurableLog {
         var out: [UInt8] = []
         for p in payloads { RecordFrame.encode(p, into: &out) }
         let tmp = path + ".tmp"
-        let nfd = try POSIX.createOwnerOnly(tmp, flags: O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC)
+        try POSIX.clearTemporary(tmp)
+        let nfd = try POSIX.createOwnerOnly(tmp, flags: O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC)
         do throws(IAPError) {
             try step(.write)
             try POSIX.writeAll(nfd, out)
