@@ -36,15 +36,16 @@
  *   and ended by iap_close: the SDK thread, which does every disk write and
  *   sync and every store call, and the callback thread. iap_buy,
  *   iap_confirm, iap_request_products, iap_restore, iap_poll and
- *   iap_set_callback never wait for the disk or the store: they check their
+ *   iap_set_callback never wait for the disk or the store (iap_set_callback
+ *   waits only for a call of the previous callback under way): they check their
  *   arguments, hand the work to the SDK thread and return (results arrive
  *   later as messages). Only iap_open, iap_close, iap_flush and iap_simulator
  *   wait for the SDK thread.
  *   Both threads start with the signal mask of the thread that called
  *   iap_open: a signal the game blocks everywhere (SIGTERM read with sigwait
  *   or a signalfd) stays blocked on them. The callback thread unblocks only
- *   SIGPWR, SIGXCPU and the real-time signals, which managed runtimes (Mono)
- *   stop the threads they attached with.
+ *   SIGPWR, SIGXCPU and the real-time signals that have a handler, which
+ *   managed runtimes (Mono) stop the threads they attached with.
  *
  * UNLOADING
  *   Once every bridge is closed, nothing of the SDK runs any more (no thread,
@@ -170,9 +171,10 @@ typedef struct iap_bridge iap_bridge;
 /* Receives one message. `json` is valid only during the call: copy it to
  * keep it; do not free it. Called on the SDK's own delivery thread (one at a
  * time, in order), with no SDK lock held: it may call any iap_* function,
- * including iap_confirm and iap_close on its own bridge. It must not close
- * another bridge whose callback may be closing this one at the same time:
- * each close waits for the other's callback to return. */
+ * including iap_confirm and iap_close on its own bridge. It must not close,
+ * or set the callback of, another bridge whose callback may do the same to
+ * this one at the same time: each call waits for the other's callback to
+ * return. */
 typedef void (*iap_callback)(void *ctx, const char *json);
 
 /* ---- Functions ---------------------------------------------------------- */

@@ -29,6 +29,11 @@
  * or moved-from Bridge, which then reads as "no message" instead of throwing
  * or aborting (the loop above).
  *
+ * THREADS: the C functions are thread-safe; an iap::Bridge object is not (like
+ * a std::vector): use one Bridge from one thread at a time, or guard it. Its
+ * set_callback handler runs on the SDK's thread: a handler that closes or
+ * destroys its Bridge must not race the game's thread using the same object.
+ *
  * OWNERSHIP: iap::Bridge is move-only and closes its bridge in its destructor.
  * Strings from iap_poll/iap_simulator are copied into std::string and freed
  * with iap_free here; you never see a raw pointer. A Bridge used after close()

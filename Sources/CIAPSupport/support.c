@@ -217,7 +217,7 @@ const char *iapc_errmsg(void) {
  * (It lives in this file, not one of its own: valgrind 3.19, which CI's
  * instruction counts use, cannot read the DWARF 5 of a second C unit.) */
 /* The descriptors holding directory locks (fd + 1; 0 is a free entry). */
-#define IAPC_LOCK_FDS 64
+#define IAPC_LOCK_FDS 1024  /* 4 a bridge (dataDir, the simulator's stateDir: a file and a directory each) */
 static int iapc_lock_fds[IAPC_LOCK_FDS];
 
 void iapc_note_lock_fd(int fd, int held) {
@@ -295,8 +295,13 @@ void iapc_unblock_runtime_signals(void) {
     sigaddset(&set, SIGXCPU);  /* ... and restart it with this one */
 #if defined(SIGRTMIN) && defined(SIGRTMAX)
     /* Newer Mono takes its suspend, restart and abort signals from the
-     * real-time range (the first free ones). */
-    for (int s = SIGRTMIN; s <= SIGRTMAX; s++) sigaddset(&set, s);
+     * real-time range (the first free ones), with handlers installed when
+     * it starts. Only those with a handler: one a game reads with sigwait
+     * has none, and would end the game here by its default action. */
+    for (int s = SIGRTMIN; s <= SIGRTMAX; s++) {
+        struct sigaction sa;
+        if (sigaction(s, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN) sigaddset(&set, s);
+    }
 #endif
     (void)pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }

@@ -99,6 +99,10 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     /// a refund's): its clock never goes back below it, whatever the
     /// device's clock says at the next open.
     var clockFloorMs: Int64 = 0
+    /// What the open added to `clockOffsetMs` to start from the floor: not
+    /// written back (the next open lifts again as its own device clock
+    /// needs), so a device clock that was behind leaves no lasting lead.
+    var clockLiftMs: Int64 = 0
 
     /// `storage`: where the store's log lives; tests pass a simulated disk.
     public static func open(config: BridgeConfig, storage: any LogStorage = POSIXStorage()) throws(IAPError) -> SimulatedStore {
@@ -148,6 +152,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                 case .fields(let f): s.replay(f)
                 }
             }
+            s.startFromFloor()
             s.lastEntitlementIDs = s.entitlementIDsLocked()
             if s.originalApp == nil {
                 let now = s.nowLocked()
@@ -223,6 +228,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             if let id = e["id"]?.stringValue { pending[id] = nil; pendingOrder.removeAll { $0 == id } }
         case "clock":
             if let off = e["offset"]?.int64Value { clockOffsetMs = off }
+            if let at = e["at"]?.int64Value { clockFloorMs = max(clockFloorMs, at) }
         case "renew":
             if let g = e["group"]?.stringValue, let on = e["on"]?.boolValue {
                 if on { autoRenewOff.remove(g) } else { autoRenewOff.insert(g) }
@@ -312,6 +318,16 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         let now = overflow ? SimulatedStore.maxClockMs : max(clockFloorMs, SimulatedStore.clampedClock(openRealMs, clockOffsetMs, sped))
         clockFloorMs = now
         return now
+    }
+
+    /// An open whose device clock is behind the floor runs on from the
+    /// floor at once (held at the floor instead, the clock stood still, and
+    /// `advance` moved nothing, until real time caught up).
+    func startFromFloor() {
+        let raw = SimulatedStore.clampedClock(openRealMs, clockOffsetMs)
+        guard raw < clockFloorMs else { return }
+        clockLiftMs = clockFloorMs - raw
+        clockOffsetMs = SimulatedStore.clampedClock(clockOffsetMs, clockLiftMs)
     }
 
     /// Milliseconds since the open, on the monotonic clock.
@@ -679,12 +695,14 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             sink = nil
             scheduler = nil
             // A sped-up clock keeps its lead over real time (the device's
-            // clock at the next open stands for real time then).
+            // clock at the next open stands for real time then), and the
+            // instant it reached is the next open's floor: an expiry is no
+            // event, and a device clock set back between two opens revived
+            // an expired subscription.
             let (lead, overflow) = elapsedMs().multipliedReportingOverflow(by: timeFactor - 1)
-            let offset = overflow ? SimulatedStore.maxClockMs : SimulatedStore.clampedClock(clockOffsetMs, lead)
-            if offset != clockOffsetMs {
-                try? persist([event("clock") { $0.int("offset", offset) }])
-            }
+            let offset = overflow ? SimulatedStore.maxClockMs : SimulatedStore.clampedClock(clockOffsetMs - clockLiftMs, lead)
+            let reached = nowLocked()
+            try? persist([event("clock") { $0.int("offset", offset); $0.int("at", reached) }])
             log.close()
             POSIX.unlockDirectory(lockFD)
         }

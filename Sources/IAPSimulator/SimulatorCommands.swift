@@ -99,7 +99,8 @@ enum SimulatorCommands {
                     throw IAPError(.badJSON, "advance needs \"seconds\": a whole number from 0 to 3153600000")
                 }
                 let offset = SimulatedStore.clampedClock(s.clockOffsetMs, secs * 1000)
-                try s.persist([event("clock") { $0.int("offset", offset) }])
+                // Written without the open's lift (startFromFloor).
+                try s.persist([event("clock") { $0.int("offset", offset - s.clockLiftMs) }])
                 s.clockOffsetMs = offset
                 s.processClockLocked(&out, announce: true)
                 return .object(["ok": .bool(true), "now": .number(String(s.nowLocked()))])

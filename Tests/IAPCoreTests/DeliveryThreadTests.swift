@@ -31,20 +31,35 @@ struct DeliveryThreadTests {
         return sigismember(&set, n) == 1
     }
 
+    /// Real-time signal 41 gets a handler (as newer Mono installs for the
+    /// ones it takes); 40 has none (one a game would read with sigwait).
+    static let handledRealTime: Int32 = 41
+    static let unhandledRealTime: Int32 = 40
+    static let installRealTimeHandler: Void = { signal(handledRealTime) { _ in } }()
+
+    /// Whether the handled and the unhandled real-time signal are blocked on
+    /// the calling thread.
+    static func realTimeBlocked() -> (handled: Bool, unhandled: Bool) {
+        (isBlocked(handledRealTime), isBlocked(unhandledRealTime))
+    }
+
     /// What a thread started by a creator that blocks every signal must
     /// block: the creator's signals (SIGTERM: a game reading it from
-    /// sigwait or a signalfd), but not those runtimes stop threads with.
-    static func checkRuntimeSignalsOnly(_ blocked: [Int32]?, realTimeBlocked: Bool?, _ what: String) {
+    /// sigwait or a signalfd; a real-time signal with no handler), but not
+    /// those runtimes stop threads with.
+    static func checkRuntimeSignalsOnly(_ blocked: [Int32]?, realTime: (handled: Bool, unhandled: Bool)?, _ what: String) {
         #expect(blocked?.contains(SIGTERM) == true && blocked?.contains(SIGINT) == true && blocked?.contains(SIGHUP) == true
                 && blocked?.contains(SIGCHLD) == true && blocked?.contains(SIGUSR1) == true,
                 "\(what) must keep the creator's blocked signals: \(blocked ?? [])")
         #expect(blocked?.contains(SIGPWR) == false && blocked?.contains(SIGXCPU) == false,
                 "\(what) must not block the signals Mono and Boehm stop threads with: \(blocked ?? [])")
-        #expect(realTimeBlocked == false, "\(what) must not block the real-time signals (newer Mono's)")
+        #expect(realTime?.handled == false, "\(what) must not block a real-time signal with a handler (newer Mono's)")
+        #expect(realTime?.unhandled == true, "\(what) must keep a real-time signal with no handler blocked")
     }
 
     @Test("the listener's thread keeps its creator's mask but never blocks the runtimes' signals, whoever pushes")
     func listenerThreadSignalMask() throws {
+        _ = Self.installRealTimeHandler
         let q = MessageQueue()
         // Started from a thread that blocks every signal (a game that takes
         // SIGTERM from sigwait blocks it everywhere before iap_open).
@@ -58,7 +73,7 @@ struct DeliveryThreadTests {
             started.signal()
         }.start()
         #expect(started.wait(timeout: .now() + 10) == .success)
-        let seen = Locked<([Int32], Bool)?>(nil)
+        let seen = Locked<([Int32], (handled: Bool, unhandled: Bool))?>(nil)
         let done = DispatchSemaphore(value: 0)
         // Pushed from a thread with no signal blocked: the delivery thread
         // must not take the pusher's mask either.
@@ -67,7 +82,7 @@ struct DeliveryThreadTests {
             sigemptyset(&none)
             pthread_sigmask(SIG_SETMASK, &none, nil)
             q.setListener { _ in
-                seen.withLock { $0 = (DeliveryThreadTests.blockedSignals(), DeliveryThreadTests.isBlocked(40)) }
+                seen.withLock { $0 = (DeliveryThreadTests.blockedSignals(), DeliveryThreadTests.realTimeBlocked()) }
                 done.signal()
             }
             q.push(Array("{\"type\":\"x\"}".utf8))
@@ -75,7 +90,7 @@ struct DeliveryThreadTests {
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(startFailure.withLock { $0 } == nil)
         let got = seen.withLock { $0 }
-        DeliveryThreadTests.checkRuntimeSignalsOnly(got?.0, realTimeBlocked: got?.1, "the callback thread")
+        DeliveryThreadTests.checkRuntimeSignalsOnly(got?.0, realTime: got?.1, "the callback thread")
         q.close(fromDeliveryThread: false)
     }
 

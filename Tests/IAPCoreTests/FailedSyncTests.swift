@@ -140,4 +140,86 @@ struct FailedSyncTests {
         #expect(disk.counted(.sync) >= 1, "a result read at open was shown again before any sync covered it")
         b.close()
     }
+    @Test("the open's sync of what it read fails: nothing is finished, and the next try goes to a fresh file, never a second sync of the same pages")
+    func openSyncFailureTrustsNoSecondSync() throws {
+        let env = TestEnv()
+        let disk = SimulatedDisk(faultyLog: Outbox.fileName)
+        env.disk = disk
+        let config = try BridgeConfig.parse(Array(env.configJSON.utf8))
+        var store = FinishRecordingStore()
+        var b = Bridge(try Coordinator.open(config: config, store: store, storage: disk), disk: disk)
+        _ = b.drain()
+        let key = try b.buy("coins_100", 0)
+        let t = KeyTests.coins("T1", token: PurchaseToken(key: key, install: b.c.install))
+        store.send(.transaction(t, .purchase(key: key)))
+        #expect(b.drainResults().map(\.keyValue) == [key])
+        // The confirm reaches the file, its sync fails.
+        disk.inject(.sync, count: -1)
+        try b.confirm(key)
+        #expect(b.c.flush()?.code == .io)
+        _ = b.c.close()
+        disk.clear()
+
+        store = FinishRecordingStore()
+        b = Bridge(try Coordinator.open(config: config, store: store, storage: disk), disk: disk)
+        _ = b.drain()
+        // The store delivers T1 again; the sync that would make the confirm
+        // read at open durable fails.
+        disk.inject(.sync, count: 1)
+        store.send(.transaction(t, .update))
+        let first = b.drain()
+        #expect(first.contains { $0["type"]?.stringValue == "error" && $0["op"]?.stringValue == "outbox" }, "\(first)")
+        #expect(store.finished.withLock { $0 }.isEmpty, "finished on bytes no sync covered")
+        // Delivered again: after a failed sync the pages may be gone while a
+        // second sync succeeds; the state goes to a fresh file first.
+        disk.count()
+        store.send(.transaction(t, .update))
+        _ = b.drain()
+        #expect(store.finished.withLock { $0 } == ["T1"])
+        #expect(disk.counted(.rename) >= 1, "finished after a second sync of the file whose sync failed, not a fresh file")
+        b.close()
+    }
+}
+
+
+extension FailedSyncTests {
+    @Test("a charge that waited for its click's failure to be confirmed, whose write then fails: retried in the session like any result (C12), under the click's key")
+    func waitingChargeRetried() throws {
+        let env = TestEnv()
+        let disk = SimulatedDisk(faultyLog: Outbox.fileName)
+        env.disk = disk
+        let config = try BridgeConfig.parse(Array(env.configJSON.utf8))
+        let store = FinishRecordingStore()
+        let b = Bridge(try Coordinator.open(config: config, store: store, storage: disk), disk: disk)
+        _ = b.drain()
+        let key = try b.buy("coins_100", 0)
+        store.send(.purchaseFailed(key: key, productID: "coins_100", failure: .networkError))
+        #expect(b.drainResults().map(\.keyValue) == [key])
+        store.send(.transaction(KeyTests.coins("T1", token: PurchaseToken(key: key, install: b.c.install)), .update))
+        #expect(b.drainResults().isEmpty, "the charge waits for the failure's confirm")
+        disk.inject(.write, count: 1, code: ENOSPC)
+        try b.confirm(key)
+        let seen = Self.waitFor(b, "the charge, once the disk works") { b.results($0).contains { $0["transactionID"]?.stringValue == "T1" } }
+        #expect(seen.contains { $0["type"]?.stringValue == "error" && $0["op"]?.stringValue == "outbox" }, "the failed write is reported")
+        #expect(b.results(seen).filter { $0["transactionID"]?.stringValue == "T1" }.map(\.keyValue) == [key])
+        b.close()
+    }
+}
+
+/// A hand-driven store that records what it was told to finish.
+final class FinishRecordingStore: Store, @unchecked Sendable {
+    let name = "hand"
+    let finished = Locked<[String]>([])
+    private let sink = Locked<(@Sendable (StoreEvent) -> Void)?>(nil)
+    func start(sink: @escaping @Sendable (StoreEvent) -> Void) { self.sink.withLock { $0 = sink } }
+    func send(_ e: StoreEvent) { sink.withLock { $0 }?(e) }
+    func requestProducts(_ ids: [String]) {}
+    func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {}
+    func finish(transactionID: String) { finished.withLock { $0.append(transactionID) } }
+    func restore() {}
+    func refreshEntitlements(reason: UpdateReason) {}
+    func validate(_ request: StoreRequest) throws(IAPError) { throw IAPError(.notSupported, "hand store") }
+    func perform(_ request: StoreRequest) {}
+    func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { throw IAPError(.notSupported, "hand store") }
+    func stop() { sink.withLock { $0 = nil } }
 }

@@ -110,7 +110,8 @@ struct SDKThreadDeliveryTests {
 
     /// The signals blocked on a thread `t` started from a thread that blocks
     /// all, and whether real-time signal 40 is.
-    static func blockedOnThread(startedBlockingAll t: SDKThread) throws -> ([Int32], Bool)? {
+    static func blockedOnThread(startedBlockingAll t: SDKThread) throws -> ([Int32], (handled: Bool, unhandled: Bool))? {
+        _ = DeliveryThreadTests.installRealTimeHandler
         let started = DispatchSemaphore(value: 0)
         let failure = Locked<IAPError?>(nil)
         let starter = Thread {
@@ -123,8 +124,8 @@ struct SDKThreadDeliveryTests {
         starter.start()
         #expect(started.wait(timeout: .now() + 10) == .success)
         #expect(failure.withLock { $0 } == nil)
-        let seen = Locked<([Int32], Bool)?>(nil)
-        t.runAndWait { seen.withLock { $0 = (DeliveryThreadTests.blockedSignals(), DeliveryThreadTests.isBlocked(40)) } }
+        let seen = Locked<([Int32], (handled: Bool, unhandled: Bool))?>(nil)
+        t.runAndWait { seen.withLock { $0 = (DeliveryThreadTests.blockedSignals(), DeliveryThreadTests.realTimeBlocked()) } }
         t.stop()
         return seen.withLock { $0 }
     }
@@ -132,9 +133,9 @@ struct SDKThreadDeliveryTests {
     @Test("the callback thread keeps its creator's mask but unblocks the runtimes' signals; the SDK thread keeps its creator's mask")
     func signalMasks() throws {
         let callback = try Self.blockedOnThread(startedBlockingAll: SDKThread(role: "callback", unblocksSignals: true))
-        DeliveryThreadTests.checkRuntimeSignalsOnly(callback?.0, realTimeBlocked: callback?.1, "the callback thread")
+        DeliveryThreadTests.checkRuntimeSignalsOnly(callback?.0, realTime: callback?.1, "the callback thread")
         let inherited = try Self.blockedOnThread(startedBlockingAll: SDKThread(role: "SDK"))
-        #expect(inherited?.0.contains(SIGUSR1) == true && inherited?.0.contains(SIGPWR) == true && inherited?.1 == true,
+        #expect(inherited?.0.contains(SIGUSR1) == true && inherited?.0.contains(SIGPWR) == true && inherited?.1.handled == true,
                 "a thread the game starts keeps the game's mask: \(inherited.map { "\($0.0)" } ?? "nil")")
     }
 }

@@ -52,6 +52,33 @@ struct SimulatorClockTests {
                 "the subscription bought again is not the group's current one: \(g)")
         let owned = s.lock.withLock { s.entitlementIDsLocked().map(String.init) }
         #expect(owned.contains(again), "the subscription bought again is not entitled: \(owned)")
+        // It runs on from there: advance moves it (it stood still at the
+        // floor until real time caught up).
+        let before = try Self.now(s)
+        let after = try #require(try Self.op(s, #"{"op":"advance","seconds":86400}"#)["now"]?.int64Value)
+        #expect(after - before >= Self.day, "advance of a day moved the clock \(after - before) ms")
+    }
+
+    @Test("a subscription that expired stays expired at the next open, whatever the device clock says then (the instant the clock reached is kept at each close)")
+    func expiredStaysExpired() throws {
+        let env = TestEnv()
+        var s = try Self.open(env)
+        _ = try Self.op(s, #"{"op":"external_purchase","productID":"vip_monthly"}"#)
+        _ = try Self.op(s, #"{"op":"auto_renew","productID":"vip_monthly","enabled":false}"#)
+        _ = try Self.op(s, #"{"op":"advance","seconds":3456000}"#)  // 40 days: past its month
+        #expect(try Self.vip(s)?["state"]?.stringValue == "expired")
+        s.stop()
+        // The device clock is 40 days behind at the next open (set back by
+        // the player): as a lead of zero written after the close.
+        let (log, _) = try SimStateLog.open(directory: env.stateDir, durable: false, storage: POSIXStorage())
+        try log.append([event("clock") { $0.int("offset", 0) }])
+        log.close()
+        s = try Self.open(env)
+        defer { s.stop() }
+        let state = try Self.vip(s)
+        #expect(state?["state"]?.stringValue == "expired", "an expired subscription came back: \(String(describing: state))")
+        let on = try Self.op(s, #"{"op":"auto_renew","productID":"vip_monthly","enabled":true}"#)
+        #expect(on["status"]?["state"]?.stringValue == "expired")
     }
 
     @Test("the clock never reads less than it read before, and advance moves it by exactly what was asked")

@@ -75,7 +75,8 @@ const char *iapc_errmsg(void);
 void iapc_name_this_thread(const char *name);
 
 /* Unblocks, on the calling thread, only the signals managed runtimes stop
- * threads with (SIGPWR, SIGXCPU, the real-time signals): every other signal
+ * threads with (SIGPWR, SIGXCPU, the real-time signals that have a handler
+ * installed): every other signal
  * the thread inherited blocked stays blocked, so a game that blocks SIGTERM
  * everywhere and takes it from sigwait or a signalfd still gets it there. */
 void iapc_unblock_runtime_signals(void);

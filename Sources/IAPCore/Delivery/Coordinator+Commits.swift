@@ -56,9 +56,10 @@ extension Coordinator {
         outbox.confirm([id])
         scheduleCommit()
         // A charge that waited for this failure's confirm takes its key now;
-        // its record's write carries the confirm before it.
+        // its record's write carries the confirm before it. Handled as the
+        // store's event, so a failed write is retried like any (C12).
         if let t = chargesAwaitingFailureConfirm.removeValue(forKey: key), !outbox.hasLive(key: key) {
-            handleTransaction(t, .update)
+            handle(.transaction(t, .update))
         }
     }
 

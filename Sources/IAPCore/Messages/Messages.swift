@@ -20,9 +20,10 @@ public enum Messages {
     }
 
     /// `"7"`: a purchase result the game must confirm by key.
-    /// `clickKey`: the game's click this transaction answers, when it arrived
-    /// after that click already had its result (StoreKit charged after the
-    /// purchase call had failed): it then has a key of its own (C7, C9).
+    /// `clickKey`: the game's click this transaction answers, when another
+    /// live result holds that click's key (or an earlier version stored a
+    /// charge after the click's failure so): it then has a key of its own
+    /// (C7, C9).
     public static func purchase(key: Int64, transaction t: StoreTransaction, origin: PurchaseOrigin, alreadyOwned: Bool,
                                 clickKey: Int64? = nil) -> [UInt8] {
         // C6: a transaction that did not verify never becomes a success.

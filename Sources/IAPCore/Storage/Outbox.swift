@@ -96,11 +96,11 @@ public final class Outbox {
     /// `keyLimit`. Only an edited outbox brings the mark there.
     public static let clickLimit: Int64 = 1 << 61
 
-    /// Clicks whose one result was a failure, oldest first (C9): a charge
-    /// that comes for one of them after all gets a key of its own. Kept
-    /// across compactions, the newest `maxFailedClicks`: a charge after an
-    /// older failure than that comes under the click's key (a second result
-    /// for it, granted once all the same: the game never granted a failure).
+    /// Clicks whose one result was a failure, oldest first (C9): at open, a
+    /// charge for one of them that an earlier version stored under a key of
+    /// its own keeps that key (`vouchedKey`); a charge now comes under the
+    /// click's key (`keyForCharge`). Kept across compactions, the newest
+    /// `maxFailedClicks`.
     private var failedClickSet: IntSet<Int64> = []
     private var failedClickOrder: [Int64] = []
     public static let maxFailedClicks = 1024
@@ -469,8 +469,8 @@ public final class Outbox {
     /// group commit) carries it, so a purchase costs one sync, not two. A kill
     /// cannot lose it (the kernel has the page). A power cut before that sync
     /// can; the store then re-delivers a charged transaction with the key in
-    /// its token, and it is delivered under that key (or, if the game was
-    /// handed the same key again since, under a fresh one naming it in
+    /// its token, and it is delivered under that key (or, if another live
+    /// result holds that key, under one of its own naming it in
     /// `clickKey`): never lost, never granted twice.
     public func addIntent(key: Int64, productID: String, atMs: Int64) throws(IAPError) {
         var frame: [UInt8] = []
@@ -527,6 +527,10 @@ public final class Outbox {
     /// shown again or finishes a transaction. On failure the next write
     /// goes to a fresh file (C12).
     public func makeOpenedBytesDurable() throws(IAPError) {
+        guard !openedBytesDurable else { return }
+        // After a failed sync the file's pages may be gone while a second
+        // sync succeeds ("fsyncgate"): the state goes to a fresh file.
+        try ensureFresh()
         guard !openedBytesDurable else { return }
         do throws(IAPError) { try syncLog() } catch {
             isSuspect = true

@@ -22,10 +22,10 @@ public enum OutboxEntry: Sendable, Equatable {
     /// Every key up to this mark may have been handed out on this dataDir
     /// (C7): the next key is above it, whatever the clock says.
     case keyMark(Int64)
-    /// Clicks whose one result was a failure (C9): a charge the store makes
-    /// for one of them after all (a bank check after a network error) gets a
-    /// key of its own, never a second result under the click's key. Written
-    /// with each failure, and by a compaction for every click remembered.
+    /// Clicks whose one result was a failure (C9): a charge for one of them
+    /// that an earlier version stored under a key of its own keeps it at
+    /// open (`Coordinator.vouchedKey`). Written with each failure, and by a
+    /// compaction for every click remembered.
     case failedClicks([Int64])
 
     /// A result as format version 1 wrote it: its rendered JSON. Read only.
