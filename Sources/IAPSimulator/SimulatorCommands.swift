@@ -71,6 +71,19 @@ enum SimulatorCommands {
                     }
                     offer = o
                 }
+                // An approval is a purchase made now: something the player
+                // owns by then (bought since, or a second request approved)
+                // is not charged again; the request's key gets the existing
+                // transaction, as a purchase call would (an attack found two
+                // approvals charging a non-consumable twice). A chargeLater
+                // charge was made when it failed: it stands.
+                if p.reason != "chargeLater", let owned = s.ownedTransactionLocked(for: product) {
+                    try s.unpendLocked(p.id)
+                    var st = owned.storeTransaction(currency: s.currency)
+                    st.alreadyOwned = true
+                    out.append(.transaction(st, .purchase(key: p.key)))
+                    return .object(["ok": .bool(true), "transactionID": .string(String(owned.id))])
+                }
                 let t = try s.chargeLocked(product, token: p.token, storeInitiated: false, quantity: p.quantity, offer: offer, &out)
                 try s.unpendLocked(p.id)
                 out.append(.transaction(t.storeTransaction(currency: s.currency), .update))

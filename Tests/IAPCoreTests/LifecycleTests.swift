@@ -177,6 +177,42 @@ struct LifecycleTests {
         b.close()
     }
 
+    @Test("Ask to Buy for something owned by the time it is approved (two requests; bought meanwhile): not charged again; the request's key gets the existing transaction, alreadyOwned, after a restart too")
+    func askToBuyApprovedWhenOwned() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        _ = b.drain()
+        _ = try b.sim(#"{"op":"ask_to_buy","enabled":true}"#)
+        let k1 = try b.buy("remove_ads", wall + 700)
+        let k2 = try b.buy("remove_ads", wall + 701)
+        let k3 = try b.buy("vip_monthly", wall + 702)
+        #expect(b.results(b.drain()).isEmpty)
+        let ids = (try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+        #expect(ids.count == 3)
+        _ = try b.sim("{\"op\":\"approve\",\"id\":\"\(ids[0])\"}")
+        let first = b.drainResults()
+        #expect(first.map(\.keyValue) == [k1] && first.first?["alreadyOwned"] == .bool(false))
+        try b.confirmAll(first)
+        // The player subscribes directly meanwhile; then a restart.
+        _ = try b.sim(#"{"op":"ask_to_buy","enabled":false}"#)
+        let direct = try b.buy("vip_monthly", wall + 703)
+        try b.confirmAll(b.drainResults().filter { $0.keyValue == direct })
+        b.close()
+
+        b = try env.open()
+        _ = b.drain()
+        _ = try b.sim("{\"op\":\"approve\",\"id\":\"\(ids[1])\"}")
+        _ = try b.sim("{\"op\":\"approve\",\"id\":\"\(ids[2])\"}")
+        let later = b.drainResults()
+        #expect(later.compactMap(\.keyValue).sorted() == [k2, k3].sorted(), "\(later)")
+        #expect(later.allSatisfy { $0["result"]?.stringValue == "0" && $0["alreadyOwned"] == .bool(true) }, "\(later)")
+        let charges = try b.transactions()
+        #expect(charges.filter { $0["productID"]?.stringValue == "remove_ads" }.count == 1, "remove_ads charged twice: \(charges)")
+        #expect(charges.filter { $0["productID"]?.stringValue == "vip_monthly" }.count == 1, "the active plan bought again: \(charges)")
+        try b.confirmAll(later)
+        b.close()
+    }
+
     @Test("Ask to Buy approved while the game's data was wiped still arrives with the click key")
     func askToBuyAfterReinstall() throws {
         let env = TestEnv()
