@@ -507,7 +507,13 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     func purchaseNow(productID: String, key: Int64, token: PurchaseToken, quantity: Int, winBackOfferID: String? = nil) {
         var out: [StoreEvent] = []
         lock.withLock {
-            guard !stopped, let p = catalog.product(productID) else { return }
+            guard !stopped else { return }
+            guard let p = catalog.product(productID) else {
+                // A purchase whose sheet was up at a close, its product gone
+                // from the next launch's catalog: answered, never dropped.
+                out.append(.purchaseFailed(key: key, productID: productID, failure: .productUnavailable))
+                return
+            }
             processClockLocked(&out, announce: true)
             if !paymentsAllowed {
                 out.append(.purchaseFailed(key: key, productID: productID, failure: .notAllowed))

@@ -54,7 +54,17 @@ enum SimulatorCommands {
                 })])
             case "approve", "resolve":
                 let p = try pendingItem(o, s, reasons: op == "approve" ? ["askToBuy"] : ["interrupted", "chargeLater"])
-                guard let product = s.catalog.product(p.productID) else { throw IAPError(.notFound, "product \(p.productID) left the catalog") }
+                guard let product = s.catalog.product(p.productID) else {
+                    // A charge made when its purchase failed is real: it waits
+                    // for the catalog to have its product again. A purchase
+                    // still to be made is answered: not available.
+                    if p.reason == "chargeLater" {
+                        throw IAPError(.unknownProduct, "product \(p.productID) left the catalog: this charge (made when its purchase failed) is delivered once the catalog has it again")
+                    }
+                    try s.unpendLocked(p.id)
+                    out.append(.purchaseFailed(key: p.key, productID: p.productID, failure: .productUnavailable))
+                    return ok()
+                }
                 // What the player asked for: the units, and the win-back
                 // offer. A charge made after an error (chargeLater) was made
                 // then, on the offer's terms; an approval is a purchase made

@@ -206,6 +206,27 @@ extension FailedSyncTests {
     }
 }
 
+extension FailedSyncTests {
+    @Test("a purchase's intent that could not be written: the purchase is not started (the game is told), and the next write goes to a fresh file, not after a cut the disk may not have made")
+    func failedIntentWriteIsSuspect() throws {
+        let env = TestEnv()
+        let disk = SimulatedDisk(faultyLog: Outbox.fileName)
+        env.disk = disk
+        let b = try env.open()
+        _ = b.drain()
+        disk.inject(.write, count: 1, code: ENOSPC)
+        let key = try b.buy("coins_100", 0)
+        let first = b.drain()
+        #expect(b.results(first).isEmpty)
+        #expect(first.contains { $0["type"]?.stringValue == "error" && $0["op"]?.stringValue == "buy" && $0.keyValue == key }, "\(first)")
+        disk.count()
+        let next = try b.buy("coins_100", 0)
+        #expect(b.drainResults().map(\.keyValue) == [next])
+        #expect(disk.counted(.rename) >= 1, "the next write went to the file whose write failed")
+        b.close()
+    }
+}
+
 /// A hand-driven store that records what it was told to finish.
 final class FinishRecordingStore: Store, @unchecked Sendable {
     let name = "hand"

@@ -475,7 +475,13 @@ public final class Outbox {
     public func addIntent(key: Int64, productID: String, atMs: Int64) throws(IAPError) {
         var frame: [UInt8] = []
         RecordFrame.encode(OutboxEntry.intent(key: key, productID: productID, atMs: atMs).encoded(), into: &frame)
-        try log.appendFramed(frame)
+        // A failed append is cut back; if the cut failed too, part of a frame
+        // stays and the log's size is wrong: the next write goes to a fresh
+        // file (C12), as after any failed write.
+        do throws(IAPError) { try log.appendFramed(frame) } catch {
+            isSuspect = true
+            throw error
+        }
         writeSeq += 1
         intents[key] = Intent(key: key, productID: productID, atMs: atMs)
         noteKey(key)

@@ -1,0 +1,97 @@
+import Foundation
+import IAPCore
+import Testing
+
+/// A game's next version drops a product from its catalog while purchases of
+/// it wait (an attack on updates): each waiting purchase gets its answer,
+/// none waits for ever, and a charge already made is kept for when the
+/// product is back.
+@Suite("Catalog changes under waiting purchases")
+struct CatalogChangeTests {
+    /// A copy of the sample catalog at `path`, with or without coins_100.
+    static func writeCatalog(_ path: String, withCoins: Bool) throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: MessageSchemas.repoRoot + "/samples/catalog/Game.storekit"))
+        var json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        if !withCoins {
+            let products = try #require(json["products"] as? [[String: Any]])
+            json["products"] = products.filter { $0["productID"] as? String != "coins_100" }
+        }
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: path))
+    }
+
+    static func env() throws -> (TestEnv, String) {
+        let path = NSTemporaryDirectory() + "catalog-change-\(UUID().uuidString).storekit"
+        try writeCatalog(path, withCoins: true)
+        return (TestEnv(catalog: path), path)
+    }
+
+    @Test("an Ask to Buy waiting for a product the new catalog dropped: approved, it is answered result 5 (nothing charged), no longer pending")
+    func askToBuyProductGone() throws {
+        let (env, path) = try Self.env()
+        var b = try env.open()
+        _ = b.drain()
+        _ = try b.sim(#"{"op":"ask_to_buy","enabled":true}"#)
+        let key = try b.buy("coins_100", 0)
+        #expect(b.results(b.drain()).isEmpty)
+        b.close()
+        try Self.writeCatalog(path, withCoins: false)
+        b = try env.open()
+        _ = b.drain()
+        let id = try #require(try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue?.first?["id"]?.stringValue)
+        _ = try b.sim("{\"op\":\"approve\",\"id\":\"\(id)\"}")
+        let rs = b.drainResults()
+        #expect(rs.map(\.keyValue) == [key] && rs.first?["result"]?.stringValue == "5", "\(rs)")
+        #expect(try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue?.isEmpty == true)
+        #expect(try b.transactions().isEmpty, "nothing charged")
+        try b.confirmAll(rs)
+        b.close()
+    }
+
+    @Test("a charge made when its purchase failed (chargeLater), its product dropped: resolve says why and keeps it; with the product back, it is delivered")
+    func chargeLaterProductGone() throws {
+        let (env, path) = try Self.env()
+        var b = try env.open()
+        _ = b.drain()
+        _ = try b.sim(#"{"op":"fail_next","error":"networkError","chargeLater":true}"#)
+        let key = try b.buy("coins_100", 0)
+        try b.confirmAll(b.drainResults())
+        b.close()
+        try Self.writeCatalog(path, withCoins: false)
+        b = try env.open()
+        _ = b.drain()
+        let id = try #require(try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue?.first?["id"]?.stringValue)
+        do {
+            _ = try b.sim("{\"op\":\"resolve\",\"id\":\"\(id)\"}")
+            Issue.record("resolve of a charge whose product left the catalog answered ok")
+        } catch let error as IAPError {
+            #expect(error.code == .unknownProduct && error.message.contains("left the catalog"), "\(error)")
+        } catch {
+            Issue.record("\(error)")
+        }
+        b.close()
+        try Self.writeCatalog(path, withCoins: true)
+        b = try env.open()
+        _ = b.drain()
+        _ = try b.sim("{\"op\":\"resolve\",\"id\":\"\(id)\"}")
+        let rs = b.drainResults()
+        #expect(rs.map(\.keyValue) == [key] && rs.first?["result"]?.stringValue == "0", "\(rs)")
+        try b.confirmAll(rs)
+        b.close()
+    }
+
+    @Test("a purchase whose payment sheet was up at a close, its product dropped by the next launch: answered result 5 under its key, never dropped")
+    func landingProductGone() throws {
+        let (env, path) = try Self.env()
+        env.purchaseDelayMs = 60_000
+        var b = try env.open()
+        _ = b.drain()
+        let key = try b.buy("coins_100", 0)
+        b.close()  // the sheet is up: the purchase completes at the next start
+        try Self.writeCatalog(path, withCoins: false)
+        b = try env.open()
+        let rs = b.drainResults()
+        #expect(rs.map(\.keyValue) == [key] && rs.first?["result"]?.stringValue == "5", "\(rs)")
+        try b.confirmAll(rs)
+        b.close()
+    }
+}
