@@ -481,7 +481,11 @@ class Bridge:
 
     def set_callback(self, fn):
         """Messages go to fn(json_str) from now on, on the SDK's own thread (hand
-        them to your main loop). None switches back to poll()."""
+        them to your main loop). None switches back to poll(). Returns once a
+        call of the previous function under way has returned (so do not call it
+        holding a lock fn takes). An exception fn raises is printed and the
+        next message comes as usual; a "7" or "revoked" it did not confirm is
+        delivered again at the next open."""
         h = self._h()
         if fn is None:
             self._check(self._C.iap_set_callback(h, CALLBACK(), None))

@@ -404,6 +404,8 @@ namespace IAPBridge
         /// if given, then runs on that thread for each message (keep it tiny,
         /// e.g. wake a waiting thread; exceptions are caught and logged).
         /// Choose the mode at start: switching while messages flow may reorder them.
+        /// Returns once a call of the SDK's callback under way has returned (so do
+        /// not call it holding a lock your onSdkThread hook takes).
         public void SetCallback(bool enabled, Action<string> onSdkThread = null)
         {
             lock (gate)
@@ -427,8 +429,14 @@ namespace IAPBridge
             }
             if (h == IntPtr.Zero) return;
             // Waits for a callback in progress (unless called from inside one).
-            Native.iap_close(h);
+            int rc = Native.iap_close(h);
             lock (Registry) Registry.Remove(id);
+            // Dispose does not throw; a confirm the close could not make
+            // durable is said (its result comes again at the next Open).
+            if (rc != ErrorCode.Ok && rc != ErrorCode.Closed)
+            {
+                try { Log("IAPBridge: Dispose: " + Utf8.FromNative(Native.iap_errmsg()) + " (a result not confirmed durably is delivered again at the next Open)"); } catch { }
+            }
         }
 
         private IntPtr Handle { get { lock (gate) return handle; } }
