@@ -15,7 +15,7 @@ extension SimulatedStore {
         return p.winBackOffers.filter { o in
             !ownable.contains { id in
                 guard let t = txns[id], let used = t.offer else { return false }
-                return used.kind == .winBack && used.id == o.id && catalog.product(t.productID)?.subscriptionGroupID == g
+                return used.kind == .winBack && used.id == o.id && groupID(of: t.productID) == g
             }
         }
     }

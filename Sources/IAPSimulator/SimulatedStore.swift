@@ -15,7 +15,15 @@ public final class SimulatedStore: Store, @unchecked Sendable {
     /// (the statuses that changed) and every clock tick, so made once, not
     /// per call (a set and a sort of the whole catalog each time were 13% of
     /// the SDK threads' instructions per purchase, scripts/bench-callgrind.sh).
-    let subscriptionGroups: [String]
+    /// The catalog's subscription groups, and the groups of subscriptions
+    /// the player bought whose product the catalog no longer has.
+    var subscriptionGroups: [String]
+    /// Every subscription product's group the store has seen in a catalog
+    /// (written to its log): a subscription whose product a later catalog
+    /// dropped is still the player's, in its group, until its period ends
+    /// (it was dropped from the entitlements at once, and its unconfirmed
+    /// "7" reported "unvouched": found by an attack on updates).
+    var knownGroups: [String: String] = [:]
     /// The player's App Store country (ISO 3166 alpha-3): the catalog's
     /// `_storefront` until the `storefront` op changes it.
     var storefront: String
@@ -153,14 +161,20 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                 }
             }
             s.startFromFloor()
+            var opening = s.learnGroups()
             s.lastEntitlementIDs = s.entitlementIDsLocked()
             if s.originalApp == nil {
                 let now = s.nowLocked()
                 let id = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999))
-                try s.persist([event("app") { $0.string("version", options.appVersion); $0.int("at", now); $0.string("id", id) }])
+                opening.append(event("app") { $0.string("version", options.appVersion); $0.int("at", now); $0.string("id", id) })
+                try s.persist(opening)
+                opening = []
                 s.originalApp = (options.appVersion, now)
                 s.appTransactionID = id
             }
+            // A catalog with a new subscription product (one write, with
+            // the first open's; none at a later open of the same catalog).
+            try s.persist(opening)
             return s
         } catch {
             POSIX.unlockDirectory(fd)
@@ -226,6 +240,8 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             if let n = Int(id.dropFirst()) { nextPendingNumber = max(nextPendingNumber, n + 1) }
         case "unpend":
             if let id = e["id"]?.stringValue { pending[id] = nil; pendingOrder.removeAll { $0 == id } }
+        case "group":
+            if let p = e["product"]?.stringValue, let g = e["group"]?.stringValue { knownGroups[p] = g }
         case "clock":
             if let off = e["offset"]?.int64Value { clockOffsetMs = off }
             if let at = e["at"]?.int64Value { clockFloorMs = max(clockFloorMs, at) }
@@ -318,6 +334,27 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         let now = overflow ? SimulatedStore.maxClockMs : max(clockFloorMs, SimulatedStore.clampedClock(openRealMs, clockOffsetMs, sped))
         clockFloorMs = now
         return now
+    }
+
+    /// The events that record the groups of this catalog's subscriptions
+    /// the log does not hold yet (none once it does: a later open writes
+    /// nothing); adds to `subscriptionGroups` the groups of products a later
+    /// catalog dropped.
+    func learnGroups() -> [[UInt8]] {
+        var events: [[UInt8]] = []
+        for p in catalog.products where p.kind == .autoRenewableSubscription {
+            guard let g = p.subscriptionGroupID, knownGroups[p.id] != g else { continue }
+            knownGroups[p.id] = g
+            events.append(event("group") { $0.string("product", p.id); $0.string("group", g) })
+        }
+        subscriptionGroups = Set(subscriptionGroups).union(knownGroups.values).sorted()
+        return events
+    }
+
+    /// The group of a subscription product, from the catalog or, for one a
+    /// later catalog dropped, from what the store saw before.
+    func groupID(of productID: String) -> String? {
+        catalog.product(productID)?.subscriptionGroupID ?? knownGroups[productID]
     }
 
     /// An open whose device clock is behind the floor runs on from the
@@ -809,7 +846,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         guard let group else { return false }
         return ownable.contains { id in
             guard let t = txns[id], t.kind == .autoRenewableSubscription else { return false }
-            return catalog.product(t.productID)?.subscriptionGroupID == group
+            return groupID(of: t.productID) == group
         }
     }
 
@@ -826,7 +863,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         for id in ownable {
             // A forged (unverified) transaction is no subscription of the App Store's.
             guard let t = txns[id], t.kind == .autoRenewableSubscription, !t.upgraded, t.verified,
-                  catalog.product(t.productID)?.subscriptionGroupID == group else { continue }
+                  groupID(of: t.productID) == group else { continue }
             if best == nil || t.purchaseMs >= best!.purchaseMs { best = t }
         }
         return best
@@ -866,7 +903,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             case .nonRenewingSubscription:
                 if (t.expiresMs ?? 0) > now { out.append(t) }
             case .autoRenewableSubscription:
-                guard let g = catalog.product(t.productID)?.subscriptionGroupID, !groupsDone.contains(g) else { continue }
+                guard let g = groupID(of: t.productID), !groupsDone.contains(g) else { continue }
                 if let a = activeSubscriptionLocked(group: g) { out.append(a) }
                 groupsDone.insert(g)
             case .consumable:

@@ -8,13 +8,22 @@ import Testing
 /// product is back.
 @Suite("Catalog changes under waiting purchases")
 struct CatalogChangeTests {
-    /// A copy of the sample catalog at `path`, with or without coins_100.
-    static func writeCatalog(_ path: String, withCoins: Bool) throws {
+    /// A copy of the sample catalog at `path`, with or without coins_100,
+    /// with or without the vip_monthly plan.
+    static func writeCatalog(_ path: String, withCoins: Bool, withMonthly: Bool = true) throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: MessageSchemas.repoRoot + "/samples/catalog/Game.storekit"))
         var json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         if !withCoins {
             let products = try #require(json["products"] as? [[String: Any]])
             json["products"] = products.filter { $0["productID"] as? String != "coins_100" }
+        }
+        if !withMonthly {
+            var groups = try #require(json["subscriptionGroups"] as? [[String: Any]])
+            for i in groups.indices {
+                let subs = try #require(groups[i]["subscriptions"] as? [[String: Any]])
+                groups[i]["subscriptions"] = subs.filter { $0["productID"] as? String != "vip_monthly" }
+            }
+            json["subscriptionGroups"] = groups
         }
         try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: path))
     }
@@ -92,6 +101,35 @@ struct CatalogChangeTests {
         let rs = b.drainResults()
         #expect(rs.map(\.keyValue) == [key] && rs.first?["result"]?.stringValue == "5", "\(rs)")
         try b.confirmAll(rs)
+        b.close()
+    }
+    @Test("a subscription whose plan the next catalog dropped stays the player's until its period ends: in the entitlements, its unconfirmed answer delivered (never reported unvouched), then expired without a renewal")
+    func subscriptionPlanDropped() throws {
+        let (env, path) = try Self.env()
+        var b = try env.open()
+        _ = b.drain()
+        let first = try b.buy("vip_monthly", 0)
+        try b.confirmAll(b.drainResults().filter { $0.keyValue == first })
+        // Tapped again: an "already owned" answer, left unconfirmed.
+        let again = try b.buy("vip_monthly", 0)
+        #expect(b.drainResults().contains { $0.keyValue == again && $0["alreadyOwned"] == .bool(true) })
+        b.close()
+
+        try Self.writeCatalog(path, withCoins: true, withMonthly: false)
+        b = try env.open()
+        let ms = b.drain()
+        let unvouched = ms.filter { $0["type"]?.stringValue == "unvouched" }
+        #expect(unvouched.isEmpty, "\(unvouched)")
+        #expect(b.results(ms).map(\.keyValue) == [again], "\(b.results(ms))")
+        let ent = try #require(ms.first { $0["type"]?.stringValue == "entitlements" })
+        let owned: [JSONValue] = ent["items"]?.arrayValue ?? []
+        #expect(owned.contains { $0["productID"]?.stringValue == "vip_monthly" }, "\(ent)")
+        try b.confirmAll(b.results(ms))
+        // Forty days on: its month ended; the catalog has no such plan to renew.
+        _ = try b.sim(#"{"op":"advance","seconds":3456000}"#)
+        let later = b.drain()
+        #expect(b.results(later).isEmpty, "renewed a plan the catalog no longer has: \(later)")
+        #expect(try b.transactions().filter { $0["productID"]?.stringValue == "vip_monthly" }.count == 1)
         b.close()
     }
 }
