@@ -132,4 +132,24 @@ struct CatalogChangeTests {
         #expect(try b.transactions().filter { $0["productID"]?.stringValue == "vip_monthly" }.count == 1)
         b.close()
     }
+    @Test("an unconfirmed \"already owned\" answer of a subscription, shown again after renewals: the same transaction and price as first shown, not the latest renewal's")
+    func ownedAnswerKeepsItsFacts() throws {
+        let (env, _) = try Self.env()
+        var b = try env.open()
+        _ = b.drain()
+        let first = try b.buy("vip_monthly", 0)
+        try b.confirmAll(b.drainResults().filter { $0.keyValue == first })
+        let again = try b.buy("vip_monthly", 0)
+        let shown = try #require(b.drainResults().first { $0.keyValue == again })
+        #expect(shown["alreadyOwned"] == .bool(true))
+        // Two months on: renewals charged (and confirmed by the game).
+        _ = try b.sim(#"{"op":"advance","seconds":5184000}"#)
+        try b.confirmAll(b.drainResults().filter { $0.keyValue != again })
+        b.close()
+        b = try env.open()
+        let back = try #require(b.drainResults().first { $0.keyValue == again })
+        #expect(back["transactionID"] == shown["transactionID"] && back["price"] == shown["price"]
+                && back["purchaseDate"] == shown["purchaseDate"], "shown \(shown), then \(back)")
+        b.close()
+    }
 }

@@ -152,7 +152,13 @@ extension Coordinator {
             if let t = facts { rekeyed.append((t, e.slot)) }
         } else {
             held.markDelivered(e)
-            queue.push(rebuilt(r, stored: stored, facts: facts, clickKey: vouched.map(\.clickKey) ?? stored.clickKey),
+            // Owned through another transaction of its chain (a renewal
+            // since): that one says the player still owns it, but the
+            // message stays the record's own (an "already owned" answer shown
+            // for transaction 1 at 0 came back naming the renewal at 2.99,
+            // under the same key: found by an attack on updates).
+            let shown = reported == nil && ownedFacts.map({ $0.id != r.transactionID }) == true ? nil : facts
+            queue.push(rebuilt(r, stored: stored, facts: shown, clickKey: vouched.map(\.clickKey) ?? stored.clickKey),
                        resultKey: r.key)
         }
     }
