@@ -163,9 +163,11 @@ public struct Catalog: Sendable {
             }
         }
         let introObject = o["introductoryOffer"]?.objectValue ?? o["introductoryOffers"]?.arrayValue?.first?.objectValue
-        let winBacks = (o["winbackOffers"]?.arrayValue ?? o["winBackOffers"]?.arrayValue ?? []).compactMap { v in
-            v.objectValue.flatMap { CatalogOffer.read($0, kind: .winBack) }
+        let winBackObjects = (o["winbackOffers"]?.arrayValue ?? o["winBackOffers"]?.arrayValue ?? []).compactMap(\.objectValue)
+        for offer in [introObject].compactMap({ $0 }) + winBackObjects {
+            if let problem = CatalogOffer.priceProblem(offer) { throw fail("product \(id): \(problem)") }
         }
+        let winBacks = winBackObjects.compactMap { CatalogOffer.read($0, kind: .winBack) }
         let period = o["recurringSubscriptionPeriod"]?.stringValue
         if let period, ISODuration(period) == nil { throw fail("product \(id) has period \"\(period)\", not an ISO 8601 duration") }
         var product = CatalogProduct(

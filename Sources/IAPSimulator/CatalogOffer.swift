@@ -18,6 +18,16 @@ public struct CatalogOffer: Sendable, Equatable {
     /// What one offer period costs, decimal text ("0" for a free trial).
     public var price: String
 
+    /// What is wrong with a paid offer's price (payAsYouGo, payUpFront), if
+    /// anything: such an offer with no price, or one that is not a decimal,
+    /// was sold for 0 (found by an attack), while the same text as a
+    /// product's price refuses the catalog.
+    static func priceProblem(_ o: [String: JSONValue]) -> String? {
+        guard let mode = o["paymentMode"]?.stringValue, mode == "payAsYouGo" || mode == "payUpFront" else { return nil }
+        guard let text = o["displayPrice"]?.stringValue else { return "a \(mode) offer has no \"displayPrice\"" }
+        return Price.normalize(text) == nil ? "a \(mode) offer has price \"\(text)\", not a decimal number" : nil
+    }
+
     /// Reads one offer object of a `.storekit` file; nil when it has no
     /// usable period (or a win-back offer no ID).
     static func read(_ o: [String: JSONValue], kind: TransactionOffer.Kind) -> CatalogOffer? {

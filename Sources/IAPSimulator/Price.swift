@@ -45,22 +45,35 @@ public enum Price {
         }
     }
 
-    /// `price` (a decimal string such as "0.99") times `n`, exactly: what n
-    /// units cost ("2.97"). The price unchanged when it does not parse.
+    /// `price` (a decimal string such as "0.99") times `n` (1 to 10^9),
+    /// exactly, digit by digit: what n units cost ("2.97"), with as many
+    /// decimals as the price. Any number of digits: a price with more than
+    /// 6 decimals or 18 integer digits came back as the unit price for
+    /// several units (found by an attack). The price unchanged when it does
+    /// not parse.
     public static func times(_ price: String, _ n: Int64) -> String {
-        guard n != 1 else { return price }
-        let parts = price.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let whole = Int64(parts[0]) else { return price }
-        let frac = parts.count == 2 ? String(parts[1]) : ""
-        guard frac.count <= 6, frac.allSatisfy(\.isNumber) else { return price }
-        var scale: Int64 = 1
-        for _ in 0..<frac.count { scale *= 10 }
-        let units = whole * scale + (Int64(frac) ?? 0)
-        let (total, overflow) = units.multipliedReportingOverflow(by: n)
-        guard !overflow else { return price }
-        guard !frac.isEmpty else { return String(total) }
-        let fracText = String(total % scale)
-        return "\(total / scale)." + String(repeating: "0", count: frac.count - fracText.count) + fracText
+        guard n != 1, n > 0, n <= 1_000_000_000 else { return price }
+        let parts = price.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count <= 2, !parts[0].isEmpty,
+              parts.allSatisfy({ $0.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }) else { return price }
+        let fracCount = parts.count == 2 ? parts[1].count : 0
+        var product: [UInt8] = []
+        var carry: UInt64 = 0
+        for d in (Array(parts[0]) + (parts.count == 2 ? Array(parts[1]) : [])).reversed() {
+            let v = UInt64(d - UInt8(ascii: "0")) * UInt64(n) + carry
+            product.append(UInt8(v % 10) + UInt8(ascii: "0"))
+            carry = v / 10
+        }
+        while carry > 0 {
+            product.append(UInt8(carry % 10) + UInt8(ascii: "0"))
+            carry /= 10
+        }
+        product.reverse()
+        var whole = Array(product.dropLast(fracCount))
+        while whole.count > 1 && whole.first == UInt8(ascii: "0") { whole.removeFirst() }
+        if whole.isEmpty { whole = [UInt8(ascii: "0")] }
+        let wholeText = String(decoding: whole, as: UTF8.self)
+        return fracCount == 0 ? wholeText : wholeText + "." + String(decoding: product.suffix(fracCount), as: UTF8.self)
     }
 
 }

@@ -27,6 +27,11 @@ struct CatalogTests {
         "{\"products\":[{\"productID\":\"a\",\"type\":\"Consumable\",\"displayPrice\":\"1\"},{\"productID\":\"a\",\"type\":\"Consumable\",\"displayPrice\":\"1\"}]}",
         "{\"subscriptionGroups\":[{\"id\":\"g\",\"subscriptions\":[{\"productID\":\"s\",\"type\":\"RecurringSubscription\",\"displayPrice\":\"1\"}]}]}",
         "{\"subscriptionGroups\":[{\"id\":\"g\",\"subscriptions\":[{\"productID\":\"s\",\"type\":\"RecurringSubscription\",\"displayPrice\":\"1\",\"recurringSubscriptionPeriod\":\"monthly\"}]}]}",
+        // A paid introductory or win-back offer with a price that is not a
+        // decimal, or none: it was sold for 0.
+        "{\"subscriptionGroups\":[{\"id\":\"g\",\"subscriptions\":[{\"productID\":\"s\",\"type\":\"RecurringSubscription\",\"displayPrice\":\"1\",\"recurringSubscriptionPeriod\":\"P1M\",\"introductoryOffer\":{\"paymentMode\":\"payAsYouGo\",\"displayPrice\":\"1,49\",\"subscriptionPeriod\":\"P1M\",\"numberOfPeriods\":2}}]}]}",
+        "{\"subscriptionGroups\":[{\"id\":\"g\",\"subscriptions\":[{\"productID\":\"s\",\"type\":\"RecurringSubscription\",\"displayPrice\":\"1\",\"recurringSubscriptionPeriod\":\"P1M\",\"introductoryOffer\":{\"paymentMode\":\"payUpFront\",\"subscriptionPeriod\":\"P1M\"}}]}]}",
+        "{\"subscriptionGroups\":[{\"id\":\"g\",\"subscriptions\":[{\"productID\":\"s\",\"type\":\"RecurringSubscription\",\"displayPrice\":\"1\",\"recurringSubscriptionPeriod\":\"P1M\",\"winbackOffers\":[{\"offerID\":\"w\",\"paymentMode\":\"payAsYouGo\",\"displayPrice\":\"cheap\",\"subscriptionPeriod\":\"P1M\"}]}]}]}",
     ])
     func malformed(_ text: String) {
         do {
@@ -93,5 +98,16 @@ struct CatalogTests {
         // Right-to-left localizations survive: the food truck file has Arabic.
         let truck = try Catalog.load(path: dir + "/apple-sample-food-truck-Products.storekit")
         #expect(truck.product("feature.annualhistory")?.localizations.contains { $0.locale == "ar" } == true)
+    }
+
+    @Test("a price times a quantity is exact whatever its digits (more than 6 decimals, more than 18 integer digits came back as the unit price)")
+    func priceTimesQuantity() {
+        #expect(Price.times("0.99", 3) == "2.97")
+        #expect(Price.times("5", 2) == "10")
+        #expect(Price.times("0.10", 3) == "0.30")
+        #expect(Price.times("0.9999999", 3) == "2.9999997")
+        #expect(Price.times("123456789012345678901.5", 2) == "246913578024691357803.0")
+        #expect(Price.times("0.99", 1) == "0.99")
+        #expect(Price.times("not a price", 2) == "not a price")
     }
 }
