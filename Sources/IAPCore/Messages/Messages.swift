@@ -210,6 +210,11 @@ public enum Messages {
             w.string("message", "the purchase outbox was \(kind), not a file: it was moved aside whole to \"copy\" and a new outbox started. Purchases the store still lists as unfinished come back from the store")
         } else if r.unreadBytes > 0 {
             w.string("message", "the purchase outbox was larger than the \(POSIXLogFile.maxFileBytes >> 20) MiB the SDK reads (damage, or a tool that wrote to it): its first \(POSIXLogFile.maxFileBytes >> 20) MiB were read and every readable result in them recovered, \(r.unreadBytes) bytes after them were not read; the whole file was kept aside. Purchases the store still lists as unfinished come back from the store")
+        } else if r.undecodableRecords > 0 && r.damagedSpans == 0 && r.skippedBytes + r.droppedTailBytes == 0 {
+            // Whole frames with good checksums that this version cannot read:
+            // far likelier an outbox a newer IAPBridge wrote (a game updated,
+            // then rolled back) than damage.
+            w.string("message", "the purchase outbox holds \(r.undecodableRecords) record(s) with valid checksums that this version of IAPBridge cannot read: written by a newer version (an update rolled back), or damaged. Every readable result was recovered and the whole file was kept aside; purchases the store still lists as unfinished come back from the store")
         } else {
             w.string("message", "the purchase outbox was damaged on disk; every readable result was recovered and the damaged file was kept aside")
         }
