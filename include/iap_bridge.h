@@ -22,9 +22,12 @@
  * THE GAME'S SIDE OF THE CONTRACT
  *   - Grant and save first, confirm after. A crash between the two delivers
  *     the result again at the next start.
- *   - Remember the keys already granted and ignore a key seen before: a crash
- *     between your save and your confirm re-delivers it. At-least-once
- *     delivery plus this check is exactly-once granting.
+ *   - Remember the keys of the successes you granted (never a failure's key)
+ *     and do not grant a key you saved again: a crash between your save and
+ *     your confirm re-delivers it. At-least-once delivery plus this check is
+ *     exactly-once granting. A failure ("3" or "8") can be followed, once
+ *     confirmed, by the charge the store made anyway, under the same key:
+ *     grant that success.
  *   - Confirm every "7" and every "revoked" message, whatever its result.
  *   - Messages carry keys as decimal strings: read them as int64, never as a
  *     double (keys pass 2^53).

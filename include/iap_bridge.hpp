@@ -674,7 +674,9 @@ public:
 
     /* Messages go to cb from now on, on the SDK's delivery thread (not the game's
      * main thread: hand them over). An empty cb switches back to poll(). cb is
-     * kept alive until close().
+     * kept alive until close(). Returns once a call of the previous cb under
+     * way has returned (as iap_set_callback): never call it while holding a
+     * mutex the callback locks, or the calling thread waits for ever.
      * An exception cb throws does not reach the SDK: it is caught and its
      * what() reported through set_callback_error_handler (default: a line on
      * stderr), and the next message comes to cb as usual. The message it was

@@ -563,14 +563,21 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             }
             if let f = failNext {
                 failNext = nil
-                if chargeLaterNext {
+                // Something the player owns is not charged again, even after
+                // an error (a second charge of a non-consumable: an attack).
+                let owns: Bool = switch p.kind {
+                case .nonConsumable: ownedNonConsumableLocked(p.id) != nil
+                case .autoRenewableSubscription: p.subscriptionGroupID.flatMap { activeSubscriptionLocked(group: $0) }?.productID == p.id
+                case .consumable, .nonRenewingSubscription: false
+                }
+                if chargeLaterNext && !owns {
                     // StoreKit's purchase call threw, and the bank's check
                     // passes later: the charge arrives through the update
                     // stream, with the click's token.
-                    chargeLaterNext = false
                     pendLocked(productID: productID, key: key, token: token, reason: "chargeLater", quantity: quantity,
                                winBackOfferID: winBackOfferID)
                 }
+                chargeLaterNext = false
                 out.append(.purchaseFailed(key: key, productID: productID, failure: f))
                 return
             }

@@ -33,6 +33,12 @@ enum SimulatorCommands {
                 guard o["chargeLater"] == nil || o["chargeLater"]?.boolValue != nil else {
                     throw IAPError(.badJSON, "fail_next's \"chargeLater\" must be true or false")
                 }
+                // Only an error that leaves the payment's fate open can be
+                // followed by a charge (results "3" and "8", PROTOCOL.md): a
+                // cancel or a refusal charged later contradicted the docs.
+                if o["chargeLater"]?.boolValue == true && f != .networkError && f != .unknown {
+                    throw IAPError(.invalidArgument, "fail_next's \"chargeLater\" goes with networkError or unknown (the errors a store can charge after), not \(name)")
+                }
                 s.failNext = f
                 s.chargeLaterNext = o["chargeLater"]?.boolValue ?? false
                 return ok()

@@ -213,6 +213,31 @@ struct LifecycleTests {
         b.close()
     }
 
+    @Test("fail_next with chargeLater: only after networkError or unknown (the errors a store charges after), and never a second charge of something owned")
+    func chargeLaterRules() throws {
+        let env = TestEnv()
+        let b = try env.open()
+        _ = b.drain()
+        do {
+            _ = try b.sim(#"{"op":"fail_next","error":"cancelled","chargeLater":true}"#)
+            Issue.record("chargeLater after a cancel was accepted")
+        } catch let e as IAPError {
+            #expect(e.code == .invalidArgument && e.message.contains("networkError or unknown"), "\(e)")
+        }
+        let owned = try b.buy("remove_ads", 0)
+        try b.confirmAll(b.drainResults().filter { $0.keyValue == owned })
+        _ = try b.sim(#"{"op":"fail_next","error":"networkError","chargeLater":true}"#)
+        let again = try b.buy("remove_ads", 0)
+        let failed = b.drainResults()
+        #expect(failed.map(\.keyValue) == [again] && failed.first?["result"]?.stringValue == "3")
+        #expect(try b.sim(#"{"op":"pending"}"#)["pending"]?.arrayValue?.isEmpty == true, "a charge of something owned waits")
+        #expect(try b.transactions().filter { $0["productID"]?.stringValue == "remove_ads" }.count == 1)
+        // The flag does not outlive the purchase it was for.
+        let coins = try b.buy("coins_100", 0)
+        #expect(b.drainResults().first { $0.keyValue == coins }?["result"]?.stringValue == "0")
+        b.close()
+    }
+
     @Test("Ask to Buy approved while the game's data was wiped still arrives with the click key")
     func askToBuyAfterReinstall() throws {
         let env = TestEnv()

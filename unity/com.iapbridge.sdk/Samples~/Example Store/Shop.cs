@@ -113,7 +113,10 @@ namespace IAPBridge.Example
         private void OnPurchase(PurchaseMessage p)
         {
             if (!p.IsSuccess)
-                Status = p.productID + ": " + p.resultName + ". Nothing was charged.";
+                // After a network or unknown error the store may charge anyway:
+                // that charge comes later under this same key, as a success.
+                Status = p.productID + ": " + p.resultName + (p.result == PurchaseResult.NetworkError || p.result == PurchaseResult.Unknown
+                    ? ". If you were charged anyway, the item arrives by itself." : ". Nothing was charged.");
             else if (Save.WasGranted(p.Key))
                 Status = p.productID + " was already granted."; // delivered again after a crash
             else
