@@ -143,12 +143,8 @@ struct FailedSyncTests {
     @Test("the open's sync of what it read fails: nothing is finished, and the next try goes to a fresh file, never a second sync of the same pages")
     func openSyncFailureTrustsNoSecondSync() throws {
         let env = TestEnv()
-        let disk = SimulatedDisk(faultyLog: Outbox.fileName)
-        env.disk = disk
-        let config = try BridgeConfig.parse(Array(env.configJSON.utf8))
-        var store = FinishRecordingStore()
-        var b = Bridge(try Coordinator.open(config: config, store: store, storage: disk), disk: disk)
-        _ = b.drain()
+        let (opened, openedStore, disk, config) = try Self.handBridge(env)
+        var b = opened, store = openedStore
         let key = try b.buy("coins_100", 0)
         let t = KeyTests.coins("T1", token: PurchaseToken(key: key, install: b.c.install))
         store.send(.transaction(t, .purchase(key: key)))
@@ -160,7 +156,7 @@ struct FailedSyncTests {
         _ = b.c.close()
         disk.clear()
 
-        store = FinishRecordingStore()
+        store = KeyHandStore()
         b = Bridge(try Coordinator.open(config: config, store: store, storage: disk), disk: disk)
         _ = b.drain()
         // The store delivers T1 again; the sync that would make the confirm
@@ -183,15 +179,21 @@ struct FailedSyncTests {
 
 
 extension FailedSyncTests {
-    @Test("a charge that waited for its click's failure to be confirmed, whose write then fails: retried in the session like any result (C12), under the click's key")
-    func waitingChargeRetried() throws {
-        let env = TestEnv()
+    /// A bridge on `env`, its outbox on a simulated disk, its store driven by hand.
+    static func handBridge(_ env: TestEnv) throws -> (Bridge, KeyHandStore, SimulatedDisk, BridgeConfig) {
         let disk = SimulatedDisk(faultyLog: Outbox.fileName)
         env.disk = disk
         let config = try BridgeConfig.parse(Array(env.configJSON.utf8))
-        let store = FinishRecordingStore()
+        let store = KeyHandStore()
         let b = Bridge(try Coordinator.open(config: config, store: store, storage: disk), disk: disk)
         _ = b.drain()
+        return (b, store, disk, config)
+    }
+
+    @Test("a charge that waited for its click's failure to be confirmed, whose write then fails: retried in the session like any result (C12), under the click's key")
+    func waitingChargeRetried() throws {
+        let env = TestEnv()  // kept: its deinit deletes the directories
+        let (b, store, disk, _) = try Self.handBridge(env)
         let key = try b.buy("coins_100", 0)
         store.send(.purchaseFailed(key: key, productID: "coins_100", failure: .networkError))
         #expect(b.drainResults().map(\.keyValue) == [key])
@@ -225,22 +227,4 @@ extension FailedSyncTests {
         #expect(disk.counted(.rename) >= 1, "the next write went to the file whose write failed")
         b.close()
     }
-}
-
-/// A hand-driven store that records what it was told to finish.
-final class FinishRecordingStore: Store, @unchecked Sendable {
-    let name = "hand"
-    let finished = Locked<[String]>([])
-    private let sink = Locked<(@Sendable (StoreEvent) -> Void)?>(nil)
-    func start(sink: @escaping @Sendable (StoreEvent) -> Void) { self.sink.withLock { $0 = sink } }
-    func send(_ e: StoreEvent) { sink.withLock { $0 }?(e) }
-    func requestProducts(_ ids: [String]) {}
-    func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {}
-    func finish(transactionID: String) { finished.withLock { $0.append(transactionID) } }
-    func restore() {}
-    func refreshEntitlements(reason: UpdateReason) {}
-    func validate(_ request: StoreRequest) throws(IAPError) { throw IAPError(.notSupported, "hand store") }
-    func perform(_ request: StoreRequest) {}
-    func simulate(_ command: JSONValue) throws(IAPError) -> JSONValue { throw IAPError(.notSupported, "hand store") }
-    func stop() { sink.withLock { $0 = nil } }
 }

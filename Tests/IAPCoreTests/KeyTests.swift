@@ -244,25 +244,24 @@ extension KeyTests {
         for r in late { if r["result"]?.stringValue == "0", let k = r.keyValue, game.granted.insert(k).inserted { game.grants["T1", default: 0] += 1 } }
         b.close()
 
+        /// A launch whose store lists T1 as `unfinished` (an empty list: finished) and then delivers it.
+        func relaunch(unfinished: [String]) throws -> [JSONValue] {
+            store = KeyHandStore()
+            b = Bridge(try Coordinator.open(config: config, store: store))
+            _ = b.drain()
+            store.send(.unfinished(unfinished))
+            store.send(.transaction(t, .update))
+            return b.drainResults()
+        }
         // Next launch: delivered again under the same key, ignored.
-        store = KeyHandStore()
-        b = Bridge(try Coordinator.open(config: config, store: store))
-        _ = b.drain()
-        store.send(.unfinished(["T1"]))
-        store.send(.transaction(t, .update))
-        let again = b.drainResults()
+        let again = try relaunch(unfinished: ["T1"])
         #expect(again.map(\.keyValue).allSatisfy { $0 == key }, "\(again)")
         b.close()
 
         // A reinstall (dataDir gone, the save kept: a cloud save), or the
         // player's second device: no memory of the failure, and the same key.
         env.reinstall()
-        store = KeyHandStore()
-        b = Bridge(try Coordinator.open(config: config, store: store))
-        _ = b.drain()
-        store.send(.unfinished(["T1"]))
-        store.send(.transaction(t, .update))
-        let reinstalled = b.drainResults()
+        let reinstalled = try relaunch(unfinished: ["T1"])
         #expect(reinstalled.map(\.keyValue) == [key], "\(reinstalled)")
         try game.handle(reinstalled, on: b)
         b.close()
@@ -270,12 +269,7 @@ extension KeyTests {
         // Finished now; its tombstone goes with the next install, and the
         // update stream delivers it once more: the same key again.
         env.reinstall()
-        store = KeyHandStore()
-        b = Bridge(try Coordinator.open(config: config, store: store))
-        _ = b.drain()
-        store.send(.unfinished([]))
-        store.send(.transaction(t, .update))
-        let twin = b.drainResults()
+        let twin = try relaunch(unfinished: [])
         #expect(twin.allSatisfy { $0.keyValue == key }, "the same transaction came back under another key: \(twin)")
         try game.handle(twin, on: b)
         b.close()
@@ -286,15 +280,17 @@ extension KeyTests {
     }
 }
 
-/// A store whose events the test sends by hand.
+/// A store whose events the test sends by hand; it records what it was
+/// told to finish.
 final class KeyHandStore: Store, @unchecked Sendable {
     let name = "hand"
+    let finished = Locked<[String]>([])
     private let sink = Locked<(@Sendable (StoreEvent) -> Void)?>(nil)
     func start(sink: @escaping @Sendable (StoreEvent) -> Void) { self.sink.withLock { $0 = sink } }
     func send(_ e: StoreEvent) { sink.withLock { $0 }?(e) }
     func requestProducts(_ ids: [String]) {}
     func purchase(productID: String, key: Int64, token: PurchaseToken, quantity: Int) throws(IAPError) {}
-    func finish(transactionID: String) {}
+    func finish(transactionID: String) { finished.withLock { $0.append(transactionID) } }
     func restore() {}
     func refreshEntitlements(reason: UpdateReason) {}
     func validate(_ request: StoreRequest) throws(IAPError) { throw IAPError(.notSupported, "hand store") }

@@ -92,12 +92,14 @@ static const char *key_field(int64_t k) {
     return b;
 }
 
-static iap_bridge *open_ok(void) {
+static iap_bridge *open_with(const char *config) {
     iap_bridge *b = NULL;
-    CHECK_RC(iap_open(g_config, &b), IAP_OK);
+    CHECK_RC(iap_open(config, &b), IAP_OK);
     CHECK(b != NULL, "iap_open gave no bridge");
     return b;
 }
+
+static iap_bridge *open_ok(void) { return open_with(g_config); }
 
 static void test_open_errors(void) {
     iap_bridge *b = (iap_bridge *)0x1;
@@ -599,12 +601,7 @@ static void on_mask(void *ctx, const char *json) {
  * the others' counts. */
 static char g_config_x[8192];
 
-static iap_bridge *open_x(void) {
-    iap_bridge *b = NULL;
-    CHECK_RC(iap_open(g_config_x, &b), IAP_OK);
-    CHECK(b != NULL, "iap_open gave no bridge");
-    return b;
-}
+static iap_bridge *open_x(void) { return open_with(g_config_x); }
 
 static void test_signal_mask(void) {
     sigset_t usr2, before;
