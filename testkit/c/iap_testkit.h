@@ -51,7 +51,12 @@
 
 #include "iap_bridge.h"
 
-#define IAPTK_MAX_TX 256
+/* The most charges a ledger holds; define it before including the kit to
+ * raise it. A store holding more makes iaptk_read_ledger fail (and so the
+ * exactly-once check), never compare against a truncated list. */
+#ifndef IAPTK_MAX_TX
+#define IAPTK_MAX_TX 1024
+#endif
 #define IAPTK_UNUSED __attribute__((unused))
 
 typedef struct {
@@ -84,6 +89,7 @@ typedef struct {
 typedef struct {
     iaptk_tx tx[IAPTK_MAX_TX];
     int count;
+    int overflow; /* more charges than IAPTK_MAX_TX: the list is incomplete */
     char unconfirmed[16][160];
     int unconfirmed_count;
 } iaptk_ledger;
@@ -208,11 +214,16 @@ static IAPTK_UNUSED int iaptk_decline(iaptk_kit *kit, const char *product_id) { 
 static void iaptk__read_tx(const char *json, iaptk_ledger *l) {
     const char *o = strstr(json, "\"transactions\":[");
     l->count = 0;
-    while (o && (o = strchr(o + 1, '{')) != NULL && l->count < IAPTK_MAX_TX) {
+    l->overflow = 0;
+    while (o && (o = strchr(o + 1, '{')) != NULL) {
         const char *end = strchr(o, '}');
         if (!end) break;
         const char *unverified = strstr(o, "\"verified\":false");
         if (!unverified || unverified > end) { /* a forged transaction is no charge */
+            if (l->count == IAPTK_MAX_TX) {
+                l->overflow = 1;
+                break;
+            }
             iaptk_tx *t = &l->tx[l->count++];
             iaptk__str(o, end, "productID", t->productID, sizeof t->productID);
             iaptk__str(o, end, "transactionID", t->transactionID, sizeof t->transactionID);
@@ -231,6 +242,10 @@ static IAPTK_UNUSED int iaptk_refund(iaptk_kit *kit, const char *product_id, cha
     if (iaptk_store(kit, "{\"op\":\"transactions\"}", &a) != IAP_OK) return -1;
     iaptk__read_tx(a, &l);
     free(a);
+    if (l.overflow) {
+        fprintf(stderr, "iaptk: the store holds more than %d charges: define IAPTK_MAX_TX higher before including iap_testkit.h\n", IAPTK_MAX_TX);
+        return IAP_E_INVALID_ARG;
+    }
     for (int i = 0; i < l.count; i++)
         if (!l.tx[i].revoked && (!product_id || strcmp(l.tx[i].productID, product_id) == 0)) pick = l.tx[i].transactionID;
     if (!pick) { fprintf(stderr, "iaptk: no transaction of %s to refund\n", product_id ? product_id : "any product"); return IAP_E_NOT_FOUND; }
@@ -422,6 +437,10 @@ static IAPTK_UNUSED int iaptk_read_ledger(iaptk_kit *kit, iaptk_ledger *l) {
     rc = iap_simulator(b, "{\"op\":\"transactions\"}", &a);
     if (rc == IAP_OK) iaptk__read_tx(a, l);
     iap_free(a);
+    if (rc == IAP_OK && l->overflow) {
+        fprintf(stderr, "iaptk: the store holds more than %d charges: define IAPTK_MAX_TX higher before including iap_testkit.h\n", IAPTK_MAX_TX);
+        rc = IAP_E_INVALID_ARG;
+    }
     iap_flush(b);
     while ((m = iap_poll(b)) != NULL) {
         if ((strncmp(m, "{\"type\":\"7\"", 11) == 0 || strncmp(m, "{\"type\":\"revoked\"", 17) == 0) && l->unconfirmed_count < 16)

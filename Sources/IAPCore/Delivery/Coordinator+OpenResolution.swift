@@ -65,7 +65,7 @@ extension Coordinator {
                 if e.stored.alreadyOwned || e.stored.kind != .consumable {
                     held.park(e)  // its entitlements decide
                 } else {
-                    reject(e.record, stored: e.stored, "the store does not list transaction \(e.record.transactionID) as unfinished (finished already, or never made): an old, copied or edited outbox record")
+                    reject(e.record, stored: e.stored, "the store does not list transaction \(e.record.transactionID) as unfinished (finished already, or never made): finished by another install or device of the player (granted there), or an old, copied or edited outbox record")
                 }
             }
         }

@@ -152,6 +152,22 @@ static int t_catches_lost_grant(iaptk_kit *kit) {
     return 1;
 }
 
+/* A store holding more charges than the ledger has room for: reading it
+ * says so (it was cut at 256 silently, and a grant missing past the cut
+ * passed the exactly-once check). */
+static int t_ledger_overflow(iaptk_kit *kit) {
+    (void)kit;
+    static char json[(IAPTK_MAX_TX + 8) * 64];
+    static iaptk_ledger l;
+    size_t n = (size_t)snprintf(json, sizeof json, "{\"transactions\":[");
+    for (int i = 0; i < IAPTK_MAX_TX + 1; i++)
+        n += (size_t)snprintf(json + n, sizeof json - n, "%s{\"transactionID\":\"%d\",\"productID\":\"coins_100\"}", i ? "," : "", i);
+    snprintf(json + n, sizeof json - n, "]}");
+    iaptk__read_tx(json, &l);
+    REQUIRE(l.overflow == 1 && l.count == IAPTK_MAX_TX);
+    return 1;
+}
+
 static void test(const char *name, int (*fn)(iaptk_kit *)) {
     iaptk_kit kit;
     if (iaptk_init(&kit, catalog) != 0) { perror("iaptk_init"); exit(1); }
@@ -180,6 +196,7 @@ int main(void) {
     test("a lapsed subscription ends VIP", t_lapsed_subscription);
     test("the check catches a double grant", t_catches_double_grant);
     test("the check catches a lost grant and an unconfirmed result", t_catches_lost_grant);
+    test("a ledger with more charges than it holds says so, never a truncated list", t_ledger_overflow);
     printf("c testkit: %d passed, %d failed\n", passed, failed);
     return failed == 0 && passed > 0 ? 0 : 1;
 }
