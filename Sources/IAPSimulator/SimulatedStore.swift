@@ -167,13 +167,11 @@ public final class SimulatedStore: Store, @unchecked Sendable {
                 let now = s.nowLocked()
                 let id = String(UInt64.random(in: 1_000_000_000_000...9_999_999_999_999))
                 opening.append(event("app") { $0.string("version", options.appVersion); $0.int("at", now); $0.string("id", id) })
-                try s.persist(opening)
-                opening = []
                 s.originalApp = (options.appVersion, now)
                 s.appTransactionID = id
             }
-            // A catalog with a new subscription product (one write, with
-            // the first open's; none at a later open of the same catalog).
+            // The first open's identity and a catalog's new subscription
+            // products, in one write (none at a later open of the same catalog).
             try s.persist(opening)
             return s
         } catch {

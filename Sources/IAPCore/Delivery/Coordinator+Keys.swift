@@ -23,12 +23,10 @@ extension Coordinator {
     /// update-stream twin) comes back under the key the game granted.
     func keyForCharge(click k: Int64, transaction txn: String) -> (key: Int64, clickKey: Int64?)? {
         assertOwner()
-        if keys.isAwaiting(k) {
-            keys.raise(to: k)
-            return (k, nil)
+        if !keys.isAwaiting(k) {
+            if outbox.hasLiveFailure(key: k) { return nil }
+            if outbox.hasLive(key: k, otherThan: txn) { return (lateKey(click: k, transaction: txn), k) }
         }
-        if outbox.hasLiveFailure(key: k) { return nil }
-        if outbox.hasLive(key: k, otherThan: txn) { return (lateKey(click: k, transaction: txn), k) }
         keys.raise(to: k)
         return (k, nil)
     }
