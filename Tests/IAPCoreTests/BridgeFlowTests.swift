@@ -236,8 +236,11 @@ struct BridgeFlowTests {
         }
         for i in 0..<20 { _ = try b.buy("coins_100", Int64(100 + i)) }
         var polled = 0
-        for _ in 0..<2000 {
-            if b.c.queue.pop() != nil { polled += 1 }
+        // The poller starts once the callback has run (or after 1 s): on a
+        // busy runner a callback thread that waits for a core would
+        // otherwise find every message already polled.
+        for i in 0..<3000 {
+            if i >= 1000 || seen.withLock({ !$0.isEmpty }), b.c.queue.pop() != nil { polled += 1 }
             if seen.withLock({ $0.count }) + polled >= 20 { break }
             usleep(1000)
         }

@@ -94,6 +94,6 @@ struct SimulatorClockTests {
         }
         let before = try Self.now(s)
         let after = try #require(try Self.op(s, #"{"op":"advance","seconds":86400}"#)["now"]?.int64Value)
-        #expect(after - before >= Self.day && after - before < Self.day + 1_000, "advance of a day moved \(after - before) ms")
+        #expect(after - before >= Self.day && after - before < Self.day + 30_000, "advance of a day moved \(after - before) ms")  // plus the real time between the two calls (a slow runner)
     }
 }

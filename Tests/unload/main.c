@@ -117,10 +117,10 @@ int main(int argc, char **argv) {
         if (mapped(real) != 1) { fprintf(stderr, "round %d: the library was unmapped by dlclose (not pinned)\n", i); ok = 0; }
         /* pthread_join returns once the kernel has cleared the thread's ID,
          * a moment before it drops the thread from /proc/self/task: a thread
-         * that is ending is given up to 200 ms to go. One still there is
+         * that is ending is given up to 2 s to go (a slow runner). One still there is
          * named (its comm) in the failure. */
         int now = threads();
-        for (int w = 0; now > before && w < 200; w++) {
+        for (int w = 0; now > before && w < 2000; w++) {
             struct timespec ts = {0, 1000000};
             nanosleep(&ts, NULL);
             now = threads();

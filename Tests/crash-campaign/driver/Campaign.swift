@@ -53,9 +53,10 @@ struct Campaign {
         /// durable confirms for the C4 check to hold the SDK to.
         var notCovered: [String] {
             var gaps = Campaign.faultPoints.filter { (killsAt[$0] ?? 0) == 0 }.map { "no kill at the fault point \($0)" }
-            // Half at least: the timer's range is 0-80 ms and the game's
-            // start takes a few of them.
-            if timerKills > 0 && timerKillsAfterClick * 2 < timerKills {
+            // A quarter at least: the timer's range is 0-80 ms and the
+            // game's start takes some of them (about a third here, more on a
+            // slow runner; 71 of 113 came after the first click in a CI run).
+            if timerKills > 0 && timerKillsAfterClick * 4 < timerKills {
                 gaps.append("only \(timerKillsAfterClick) of \(timerKills) timer kills came after the run's first click")
             }
             if durableConfirms == 0 { gaps.append("no confirm was made durable (iap_flush) before a later run") }

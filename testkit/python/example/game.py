@@ -94,15 +94,16 @@ def play(config, save_path, buy=None, callback=False):
             bridge.set_callback(inbox.put)
         if buy:
             bridge.buy(buy)
-        quiet_since = time.monotonic()
-        while time.monotonic() - quiet_since < 0.3:  # until nothing came for 300 ms
+        # Until nothing came for 30 frames of 10 ms: frames counted, not the
+        # clock, so a process stalled for longer does not quit unpolled.
+        quiet = 0
+        while quiet < 30:
             bridge.flush()
             got = False
             for m in received(inbox) if callback else bridge.messages():
                 handle(bridge, save, iap.parse_message(m))
                 got = True
-            if got:
-                quiet_since = time.monotonic()
+            quiet = 0 if got else quiet + 1
             time.sleep(0.01)
     return save
 
