@@ -775,7 +775,13 @@ public final class SimulatedStore: Store, @unchecked Sendable {
             ? (winBack.flatMap { w in p.winBackOffers.first { $0.id == w.id } }
                 ?? (hasSubscribedLocked(group: p.subscriptionGroupID) ? nil : p.introTerms))
             : nil
-        t.token = token
+        // StoreKit keeps a subscription's purchase token for its later
+        // transactions: a change made outside the game (external_purchase,
+        // an offer code) carries the token of the group's latest
+        // transaction, the click that started it. A family member's
+        // purchase is theirs; a forgery is no transaction of the chain.
+        t.token = token ?? (storeInitiated && verified && !familyShared && p.kind == .autoRenewableSubscription
+            ? p.subscriptionGroupID.flatMap { latestInGroupLocked($0)?.token } : nil)
         t.verified = verified
         t.storeInitiated = storeInitiated
         t.familyShared = familyShared

@@ -473,6 +473,14 @@ final class World: @unchecked Sendable {
                 familyShared: Bool = false) -> UInt64? {
         let r: Result? = locked {
             guard let p = products[productID] else { return nil }
+            // A subscription's token stays with its chain: a change made
+            // outside the app (an upgrade in Settings, a re-subscription, an
+            // offer code) carries the token of the group's latest
+            // transaction (Apple, "appAccountToken"). Not a family member's.
+            var token = token
+            if token == nil, verified, !familyShared, let g = p.subscription?.subscriptionGroupID {
+                token = latestLocked(group: g)?.transaction.appAccountToken
+            }
             var e = chargeLocked(p, token: token, verified: verified)
             e.finished = finished
             e.transaction.familyShared = familyShared

@@ -127,6 +127,55 @@ extension StoreContract {
             b.close()
         }
 
+        // MARK: A change of the subscription made outside the game
+
+        @Test("a re-subscription made outside the game 40 days after the click (it carries the click's purchase token, as StoreKit's chain does) is the store's: its own negative key, origin store, the same after a restart; never a second success of the click's key",
+              arguments: backends)
+        func changeOutsideTheGame(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            var b = try await s.open(env)
+            let first = try await subscribe(b, key: 0)  // the SDK's key: the wall clock's milliseconds
+            let k1 = try #require(first.key)
+            try s.setAutoRenew(false, b)
+            try s.advance(days: 40, b)
+            #expect(try await requestStatus(b)["state"]?.stringValue == "expired")
+
+            // The player subscribes again from the App Store's settings.
+            let txn = try s.externalPurchase("vip_monthly", b)
+            await b.wait(for: "the re-subscription's \"7\"") { _ in !b.results(transaction: txn).isEmpty }
+            let again = try #require(b.results(transaction: txn).first)
+            let k2 = try #require(again.key)
+            #expect(again["result"]?.stringValue == "0" && again["origin"]?.stringValue == "store", "\(again)")
+            #expect(k2 < 0 && k2 != k1, "a key of its own, not the click's \(k1): \(k2)")
+            #expect(again["clickKey"] == nil)
+            #expect(b.results(key: k1).count == 1, "one success under the click's key")
+
+            // Unconfirmed at a restart: the same key (C4, C11).
+            b.close()
+            b = try await s.open(env)
+            await b.wait(for: "the re-subscription again") { _ in !b.results(transaction: txn).isEmpty }
+            #expect(b.results(transaction: txn).map(\.key) == [k2])
+            #expect(b.results(key: k1).isEmpty)
+            try b.confirm(k2)
+            b.close()
+        }
+
+        @Test("a subscription that Ask to Buy holds and a parent approves a day later is still the click's: its key, origin game",
+              arguments: backends)
+        func approvedNextDayIsTheClicks(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            let b = try await s.open(env)
+            try s.askToBuyNext(b)
+            let k = try b.buy("vip_monthly", 0)
+            await b.wait(for: "the pending answer") { _ in b.messages(type: "pending").contains { $0.key == k } }
+            try s.advance(days: 1, b)
+            try s.approvePending(b)
+            let r = try #require(await b.result(key: k))
+            #expect(r["result"]?.stringValue == "0" && r["origin"]?.stringValue == "game", "\(r)")
+            try b.confirm(k)
+            b.close()
+        }
+
         // MARK: Item 7: an expired subscription is bought again
 
         @Test("issue 22 item 7: after expiry, auto-renew on changes nothing (still expired, nothing charged 40 days on); buying again starts a new period that day, one charge",

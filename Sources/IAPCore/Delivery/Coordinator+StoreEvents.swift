@@ -85,9 +85,15 @@ extension Coordinator {
             return
         }
         // Whose click this answers: the purchase call's key, or the token's
-        // (C5; a renewal carries its first purchase's token but is the store's).
+        // (C5; a renewal carries its first purchase's token but is the
+        // store's, and so is a change of the subscription made outside the
+        // game: `isChangeOutsideClick`).
         var click: Int64? = nil
-        if case .purchase(let k) = arrival { click = k } else if !t.isRenewal, let k = t.token?.key, k > 0 { click = k }
+        if case .purchase(let k) = arrival {
+            click = k
+        } else if !t.isRenewal, let k = t.token?.key, k > 0, !isChangeOutsideClick(t, click: k) {
+            click = k
+        }
         let answersClick: Bool = { if case .purchase(let k) = arrival { return keys.isAwaiting(k) } else { return false } }()
         let owned = t.kind != .consumable
         let live = outbox.liveRecordIDs(tag)
