@@ -42,6 +42,7 @@ static partial class Driver
             StoreMessagesShownScenario();
             ExampleSubscriptionScenario();
             DomainUnloadScenario();
+            ReloadDuringOpenScenario();
             PlayModeResetScenario();
         }
         catch (Exception e)
@@ -844,6 +845,39 @@ static partial class Driver
         }
     }
 
+    /// A script reload while a worker thread of the game opens and disposes
+    /// bridges (Task.Run(() => Bridge.Open(...))): the unload aborts that
+    /// thread wherever it is. A bridge opened natively but not yet
+    /// registered with the binding (or unregistered, not yet closed) stayed
+    /// open, and every later Open of the dataDir answered IAP_E_BUSY until
+    /// the process ended (found by an attack: 4 runs of 4). Each round
+    /// unloads the domain at a different moment of the loop; the dataDir
+    /// must open at once after each.
+    static void ReloadDuringOpenScenario()
+    {
+        Prepare("reload-open");
+        string config = Config("reload-open");
+        int rounds = 12, reopened = 0, loops = 0;
+        string failure = null;
+        for (int i = 0; i < rounds && failure == null; i++)
+        {
+            var dom = AppDomain.CreateDomain("iap-reload-" + i, null, AppDomain.CurrentDomain.SetupInformation);
+            dom.SetData("config", config);
+            dom.DoCallBack(DomainSession.OpenAndDisposeInALoop);
+            Thread.Sleep(60 + (i * 13) % 70);
+            object n = dom.GetData("opens");
+            string err = (string)dom.GetData("error");
+            AppDomain.Unload(dom);
+            if (err != null) { failure = "round " + i + ": the loop failed: " + err; break; }
+            if (n is int) loops += (int)n;
+            try { Bridge.Open(config).Dispose(); reopened++; }
+            catch (BridgeException e) { failure = "round " + i + ": after the unload: " + e.CodeName + ": " + e.Message; }
+        }
+        Check(failure == null && reopened == rounds && loops > rounds,
+              "a script reload during a worker's Open/Dispose loop leaves no bridge open: the dataDir opens after each of " + rounds + " unloads",
+              failure ?? (reopened + " of " + rounds + " reopened, " + loops + " opens in the loops"));
+    }
+
     /// Runs inside the AppDomains of DomainUnloadScenario (statics there are the domain's own).
     static class DomainSession
     {
@@ -869,6 +903,29 @@ static partial class Driver
                 // No Confirm, no Dispose: the domain is unloaded with the bridge open.
             }
             catch (Exception e) { d.SetData("error", e.ToString()); }
+        }
+
+        public static void OpenAndDisposeInALoop()
+        {
+            var d = AppDomain.CurrentDomain;
+            string config = (string)d.GetData("config");
+            var t = new Thread(() =>
+            {
+                int n = 0;
+                try
+                {
+                    while (true)
+                    {
+                        Bridge.Open(config).Dispose();
+                        d.SetData("opens", ++n);
+                    }
+                }
+                catch (ThreadAbortException) { throw; }
+                catch (BridgeException e) when (e.Code == ErrorCode.Closed) { }  // the domain is unloading
+                catch (Exception e) { d.SetData("error", e.ToString()); }
+            });
+            t.IsBackground = true;
+            t.Start();
         }
 
         public static void ReceiveAgainAndConfirm()

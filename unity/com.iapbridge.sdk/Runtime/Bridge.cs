@@ -120,8 +120,32 @@ namespace IAPBridge
         {
             NativeLibrary.Require();
             byte[] cfg = Utf8.ToNative(configJson, "configJson");
-            IntPtr h;
-            int rc = Native.iap_open(cfg, out h);
+            IntPtr h = IntPtr.Zero;
+            int rc = ErrorCode.Ok;
+            Bridge b = null;
+            // In a finally: Mono delivers no thread abort inside one. A script
+            // reload aborts every thread of the domain after its unload
+            // handler closed the bridges it knows; a native bridge opened but
+            // not yet registered would stay open, holding the dataDir, until
+            // the editor quits (IAP_E_BUSY at every later Open).
+            try { }
+            finally
+            {
+                rc = Native.iap_open(cfg, out h);
+                if (rc == ErrorCode.Ok)
+                {
+                    lock (Registry)
+                    {
+                        if (!closingAll)
+                        {
+                            b = new Bridge(h, ++nextId);
+                            Registry[b.id] = b;
+                        }
+                    }
+                    // The domain is being unloaded: nothing may stay open behind it.
+                    if (b == null) Native.iap_close(h);
+                }
+            }
             if (rc == ErrorCode.Busy)
             {
                 string text = Utf8.FromNative(Native.iap_errmsg());
@@ -134,24 +158,10 @@ namespace IAPBridge
                 throw new BridgeException(rc, text);
             }
             Check(rc);
-            Bridge b = null;
-            lock (Registry)
-            {
-                if (!closingAll)
-                {
-                    b = new Bridge(h, ++nextId);
-                    Registry[b.id] = b;
-                }
-            }
-            if (b != null)
-            {
-                var probe = TestHooks.Probe;
-                if (probe != null) probe.Opened(b);
-                return b;
-            }
-            // The domain is being unloaded: nothing may stay open behind it.
-            Native.iap_close(h);
-            throw new BridgeException(ErrorCode.Closed, "the scripting domain is unloading");
+            if (b == null) throw new BridgeException(ErrorCode.Closed, "the scripting domain is unloading");
+            var probe = TestHooks.Probe;
+            if (probe != null) probe.Opened(b);
+            return b;
         }
 
         public bool IsOpen { get { return Handle != IntPtr.Zero; } }
@@ -421,16 +431,27 @@ namespace IAPBridge
         /// not confirmed stay on disk for the next Open. Safe to call twice.
         public void Dispose()
         {
-            IntPtr h;
-            lock (gate)
+            IntPtr h = IntPtr.Zero;
+            int rc = ErrorCode.Ok;
+            // In a finally, as in Open: a thread aborted by a script reload
+            // between taking the handle and closing it would leave the native
+            // bridge open and unknown to the unload handler.
+            try { }
+            finally
             {
-                h = handle;
-                handle = IntPtr.Zero;
+                lock (gate)
+                {
+                    h = handle;
+                    handle = IntPtr.Zero;
+                }
+                if (h != IntPtr.Zero)
+                {
+                    // Waits for a callback in progress (unless called from inside one).
+                    rc = Native.iap_close(h);
+                    lock (Registry) Registry.Remove(id);
+                }
             }
             if (h == IntPtr.Zero) return;
-            // Waits for a callback in progress (unless called from inside one).
-            int rc = Native.iap_close(h);
-            lock (Registry) Registry.Remove(id);
             // Dispose does not throw; a confirm the close could not make
             // durable is said (its result comes again at the next Open).
             if (rc != ErrorCode.Ok && rc != ErrorCode.Closed)

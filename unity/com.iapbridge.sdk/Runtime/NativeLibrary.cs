@@ -77,11 +77,20 @@ namespace IAPBridge
 
         internal static string Platform()
         {
-#if UNITY_EDITOR_WIN || UNITY_STANDALONE_WIN
+// The editor's own system first: in an editor the build target's defines
+// (UNITY_STANDALONE_WIN for a Windows target on a Linux editor) are set too,
+// and the library that failed to load is the editor's.
+#if UNITY_EDITOR_WIN
             return "Windows" + Bits;
-#elif UNITY_EDITOR_OSX || UNITY_STANDALONE_OSX
+#elif UNITY_EDITOR_OSX
             return "macOS" + Bits;
-#elif UNITY_EDITOR_LINUX || UNITY_STANDALONE_LINUX
+#elif UNITY_EDITOR_LINUX
+            return "Linux" + Bits;
+#elif UNITY_STANDALONE_WIN
+            return "Windows" + Bits;
+#elif UNITY_STANDALONE_OSX
+            return "macOS" + Bits;
+#elif UNITY_STANDALONE_LINUX
             return "Linux" + Bits;
 #elif UNITY_IOS
             return "iOS";
@@ -112,8 +121,10 @@ namespace IAPBridge
                        "of the IAPBridge repository with bash scripts/build-plugins.sh.";
             if (p.StartsWith("Linux", StringComparison.Ordinal))
                 return "The package ships it as " + PluginsFolder + "/Linux/x86_64/libIAPBridge.so (x86_64, glibc): " +
-                       "check that the file is there and enabled for the Editor in its Inspector, or rebuild it in a clone " +
-                       "of the IAPBridge repository with bash scripts/build-plugins.sh.";
+                       "it needs glibc 2.35 or later (Ubuntu 22.04, Debian 12 or newer; `ldd --version` tells), and an older " +
+                       "system fails to load it without saying why. Check that, and that the file is there and enabled for " +
+                       "the Editor in its Inspector, or rebuild it on your system in a clone of the IAPBridge repository " +
+                       "with bash scripts/build-plugins.sh.";
             if (p.StartsWith("iOS", StringComparison.Ordinal))
                 return "The app must link the package's " + PluginsFolder + "/iOS/libIAPBridgeStatic.a (arm64 devices; " +
                        "enabled for iOS in its Inspector); a Simulator build needs the XCFramework built on a Mac " +
