@@ -176,6 +176,30 @@ extension StoreContract {
             b.close()
         }
 
+        @Test("an Ask to Buy approved 3 days after its click (later than the 48 hours a change outside the game is told by) is still the click's while its intent is open, and unconfirmed at a restart it comes again under that key, not as an edited record",
+              arguments: backends)
+        func approvedLateKeepsItsKey(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            var b = try await s.open(env)
+            try s.askToBuyNext(b)
+            let k = try b.buy("vip_monthly", 0)
+            await b.wait(for: "the pending answer") { _ in b.messages(type: "pending").contains { $0.key == k } }
+            try s.advance(days: 3, b)
+            try s.approvePending(b)
+            let r = try #require(await b.result(key: k))
+            let txn = try #require(r.transactionID)
+            #expect(r["result"]?.stringValue == "0" && r["origin"]?.stringValue == "game", "\(r)")
+            // Granted, killed before the confirm: the same key at the next launch.
+            b.close()
+            b = try await s.open(env)
+            await b.wait(for: "the result again") { _ in !b.results(transaction: txn).isEmpty }
+            try await s.barrier(b)
+            #expect(b.results(transaction: txn).map(\.key) == [k], "\(b.results(transaction: txn))")
+            #expect(b.messages(type: "unvouched").isEmpty && b.messages(type: "error").isEmpty, "\(b.messages)")
+            try b.confirm(k)
+            b.close()
+        }
+
         // MARK: Item 7: an expired subscription is bought again
 
         @Test("issue 22 item 7: after expiry, auto-renew on changes nothing (still expired, nothing charged 40 days on); buying again starts a new period that day, one charge",

@@ -23,7 +23,11 @@ extension Coordinator {
                     sharedKeys: IntSet<Int64>?) -> (key: Int64, clickKey: Int64?)? {
         assertOwner()
         if stored.alreadyOwned && t.kind != .consumable { return nil }
-        guard !t.isRenewal, let k = t.token?.key, k > 0, !isChangeOutsideClick(t, click: k) else {
+        // A record stored under the key its token names keeps it, even where
+        // `isChangeOutsideClick` would now say the store's: the click's open
+        // intent, which made it the click's, went when the result was
+        // stored, and the game may have granted it under that key.
+        guard !t.isRenewal, let k = t.token?.key, k > 0, r.key == k || !isChangeOutsideClick(t, click: k) else {
             return (storeKey(t, flavor: .transaction), nil)
         }
         let alone = k == r.key && sharedKeys.map { !$0.contains(k) } ?? false
@@ -137,10 +141,7 @@ extension Coordinator {
             // is delivered again under the key its token names (the
             // game ignores a key it granted).
             let from = v.clickKey.map { "derived from click \($0), which its purchase token names and which had a result before" }
-                ?? (v.key > 0 ? "the click its purchase token names"
-                    : t.token?.key == r.key && !t.isRenewal
-                    ? "derived from its transaction ID: a change of the subscription made outside the game, which carries the token of the click that started it; earlier versions stored it under that click's key"
-                    : "derived from its transaction ID: no click of the game")
+                ?? (v.key > 0 ? "the click its purchase token names" : "derived from its transaction ID: no click of the game")
             reject(r, stored: stored, "the record's key \(r.key) is not the key of the store's transaction \(t.id), \(v.key) (\(from)): an edited outbox record; the transaction is delivered under key \(v.key)")
             rekeyed.append((t, e.slot))
         } else if vouched == nil, sharedKeys.map({ $0.contains(r.key) }) ?? true,
