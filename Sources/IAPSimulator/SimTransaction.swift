@@ -28,6 +28,10 @@ struct SimTransaction: Sendable {
     var storefront: String? = nil
     /// The offer the charge used (an introductory or win-back offer).
     var offer: TransactionOffer? = nil
+    /// Charged with the token of an earlier transaction of its group (a
+    /// subscription changed outside the app keeps its chain's token, as
+    /// StoreKit's does): `StoreTransaction.inheritsToken`.
+    var inheritsToken = false
 
     /// Unfinished as StoreKit's `Transaction.unfinished` lists it: never
     /// finished, or revoked and that not yet seen by the app.
@@ -47,7 +51,8 @@ struct SimTransaction: Sendable {
     private static let isFamilyShared: UInt8 = 1 << 4
     private static let hasStorefront: UInt8 = 1 << 5
     private static let hasOffer: UInt8 = 1 << 6
-    private static let knownBits: UInt8 = (1 << 7) - 1
+    private static let isInheritingToken: UInt8 = 1 << 7
+    private static let knownBits: UInt8 = 0xFF
     private static let offerHasID: UInt8 = 1 << 0
     private static let offerHasPaymentMode: UInt8 = 1 << 1
     private static let offerHasPeriod: UInt8 = 1 << 2
@@ -75,6 +80,7 @@ struct SimTransaction: Sendable {
         if familyShared { mask |= SimTransaction.isFamilyShared }
         if storefront != nil { mask |= SimTransaction.hasStorefront }
         if offer != nil { mask |= SimTransaction.hasOffer }
+        if inheritsToken { mask |= SimTransaction.isInheritingToken }
         w.u8(mask)
         if let expiresMs { w.i64(expiresMs) }
         if let token { w.token(token) }
@@ -132,6 +138,7 @@ struct SimTransaction: Sendable {
         t.verified = mask & isVerified != 0
         t.storeInitiated = mask & isStoreInitiated != 0
         t.familyShared = mask & isFamilyShared != 0
+        t.inheritsToken = mask & isInheritingToken != 0
         // As the JSON form reads it: a quantity StoreKit would not make is one.
         if (1...10).contains(quantity) { t.quantity = quantity }
         if mask & hasStorefront != 0 {
@@ -187,6 +194,12 @@ struct SimTransaction: Sendable {
     /// transaction keeps the currency it was charged in, whatever storefront
     /// the player moved to since (StoreKit's `Transaction.currency`).
     func storeTransaction(currency: String) -> StoreTransaction {
+        var st = storeTransactionFacts(currency: currency)
+        st.inheritsToken = inheritsToken
+        return st
+    }
+
+    private func storeTransactionFacts(currency: String) -> StoreTransaction {
         let currency = storefront.map { Price.currency(storefront: $0) } ?? currency
         // A first purchase is its own original: one string for both.
         let idText = UTF8Text.decimal(id)

@@ -782,6 +782,7 @@ public final class SimulatedStore: Store, @unchecked Sendable {
         // purchase is theirs; a forgery is no transaction of the chain.
         t.token = token ?? (storeInitiated && verified && !familyShared && p.kind == .autoRenewableSubscription
             ? p.subscriptionGroupID.flatMap { latestInGroupLocked($0)?.token } : nil)
+        t.inheritsToken = token == nil && t.token != nil
         t.verified = verified
         t.storeInitiated = storeInitiated
         t.familyShared = familyShared

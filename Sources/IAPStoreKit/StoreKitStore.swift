@@ -324,6 +324,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         var st = StoreKitMapping.transaction(t, verified: verified, jws: result.jwsRepresentation, product: product,
                                              config: config)
         st.alreadyOwned = alreadyOwned
+        if case .update = arrival, !st.isRenewal, st.token != nil { st.inheritsToken = await InheritedTokens.inherits(t) }
         lock.withLock { kept[st.id] = t }
         emit(.transaction(st, arrival))
         if st.kind != .consumable { await announceEntitlementChange() }
@@ -544,9 +545,11 @@ public final class StoreKitStore: Store, @unchecked Sendable {
             // C6: an entitlement whose signature does not verify is not owned.
             guard case .verified(let t) = result, t.revocationDate == nil else { continue }
             let product = lock.withLock { products[t.productID] }
-            let st = StoreKitMapping.transaction(t, verified: true, jws: result.jwsRepresentation, product: product,
+            var st = StoreKitMapping.transaction(t, verified: true, jws: result.jwsRepresentation, product: product,
                                                  config: config)
             if st.kind == .consumable { continue }
+            // The facts that vouch for a held record at open (C11) give its key.
+            if !st.isRenewal, st.token != nil { st.inheritsToken = await InheritedTokens.inherits(t) }
             if st.kind == .nonRenewingSubscription, let end = st.expiresDateMs, end <= now { continue }
             out.append(st)
         }

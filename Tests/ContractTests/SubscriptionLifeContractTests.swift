@@ -129,7 +129,7 @@ extension StoreContract {
 
         // MARK: A change of the subscription made outside the game
 
-        @Test("a re-subscription made outside the game 40 days after the click (it carries the click's purchase token, as StoreKit's chain does) is the store's: its own negative key, origin store, the same after a restart; never a second success of the click's key",
+        @Test("a re-subscription made outside the game (it carries the purchase token of the click that started the subscription, as StoreKit's chain does) is the store's: its own negative key, origin store, the same after a restart and a reinstall; never a second success of the click's key",
               arguments: backends)
         func changeOutsideTheGame(_ kind: BackendKind) async throws {
             let (s, env) = prepare(kind)
@@ -156,7 +156,36 @@ extension StoreContract {
             await b.wait(for: "the re-subscription again") { _ in !b.results(transaction: txn).isEmpty }
             #expect(b.results(transaction: txn).map(\.key) == [k2])
             #expect(b.results(key: k1).isEmpty)
+            // Reinstalled (the outbox gone, the store's history kept): the same key.
+            b.close()
+            env.reinstall()
+            b = try await s.open(env)
+            await b.wait(for: "the re-subscription after the reinstall") { _ in !b.results(transaction: txn).isEmpty }
+            #expect(b.results(transaction: txn).map(\.key) == [k2])
             try b.confirm(k2)
+            b.close()
+        }
+
+        @Test("a subscription bought with iap_buy after the store's clock moved 3 days past the device's (the simulator's advance; a device clock days slow) is its click's, and unconfirmed it comes under that key again after a restart and after a reinstall",
+              arguments: backends)
+        func boughtAfterClockMovedKeepsItsKey(_ kind: BackendKind) async throws {
+            let (s, env) = prepare(kind)
+            var b = try await s.open(env)
+            try s.advance(days: 3, b)
+            let k = try b.buy("vip_monthly", 0)
+            let r = try #require(await b.result(key: k))
+            let txn = try #require(r.transactionID)
+            #expect(r["result"]?.stringValue == "0" && r["origin"]?.stringValue == "game", "\(r)")
+            for reinstall in [false, true] {
+                b.close()
+                if reinstall { env.reinstall() }
+                b = try await s.open(env)
+                await b.wait(for: "the result again") { _ in !b.results(transaction: txn).isEmpty }
+                try await s.barrier(b)
+                #expect(b.results(transaction: txn).map(\.key) == [k], "reinstalled \(reinstall): \(b.results(transaction: txn))")
+                #expect(b.messages(type: "unvouched").isEmpty, "\(b.messages(type: "unvouched"))")
+            }
+            try b.confirm(k)
             b.close()
         }
 
@@ -176,7 +205,7 @@ extension StoreContract {
             b.close()
         }
 
-        @Test("an Ask to Buy approved 3 days after its click (later than the 48 hours a change outside the game is told by) is still the click's while its intent is open, and unconfirmed at a restart it comes again under that key, not as an edited record",
+        @Test("an Ask to Buy approved 3 days after its click is still the click's (the first transaction to carry its token), and unconfirmed at a restart it comes again under that key, not as an edited record",
               arguments: backends)
         func approvedLateKeepsItsKey(_ kind: BackendKind) async throws {
             let (s, env) = prepare(kind)

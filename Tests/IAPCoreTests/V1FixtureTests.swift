@@ -95,18 +95,7 @@ struct V1FixtureTests {
         if let id = waiting.first?["id"], let key = waiting.first?["key"]?.stringValue.flatMap({ Int64($0) }) {
             _ = try again.sim(#"{"op":"approve","id":\#(id.serialized)}"#)
             let approved = again.drainResults()
-            if name == "torn-tail" {
-                // Its cut frame was the intent: nothing here remembers the
-                // click, and the parent approves days after it (the
-                // fixture's date), later than a request lasts. A
-                // subscription is then the store's, as a change made outside
-                // the game is (Coordinator.isChangeOutsideClick): granted
-                // once, under a key of its own.
-                #expect(approved.count == 1 && (approved.first?.keyValue ?? 0) < 0 && approved.first?["origin"]?.stringValue == "store",
-                        "\(name): the approved purchase came as \(approved)")
-            } else {
-                #expect(approved.map(\.keyValue) == [key], "\(name): the approved purchase came under \(approved.map(\.keyValue)), not \(key)")
-            }
+            #expect(approved.map(\.keyValue) == [key], "\(name): the approved purchase came under \(approved.map(\.keyValue)), not \(key)")
             #expect(approved.first?["productID"]?.stringValue == "vip_yearly")
         }
         again.close()

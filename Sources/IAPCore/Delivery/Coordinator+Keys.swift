@@ -31,37 +31,6 @@ extension Coordinator {
         return (k, nil)
     }
 
-    /// How long after its click (the key, a wall clock's milliseconds) a
-    /// subscription's transaction can still be that click's own charge: an
-    /// Ask to Buy request lasts 24 hours, a payment the bank checks or the
-    /// player confirms later takes minutes to hours. 48 hours.
-    static let ownChargeWindowMs: Int64 = 48 * 3_600_000
-
-    /// True for a transaction of an auto-renewable subscription that carries
-    /// the purchase token of click `k` but is not that click's charge: a
-    /// change of the subscription made outside the game (an upgrade,
-    /// downgrade or crossgrade in the App Store's subscription settings, a
-    /// re-subscription after it lapsed, an offer code), which StoreKit gives
-    /// the token of the chain's first purchase (Apple, "appAccountToken":
-    /// the token applies to the subscription's later transactions; reason
-    /// purchase, not renewal). Under `k` it would be a second success of a
-    /// key the game granted already, and a game that grants a key once
-    /// would drop a paid change (found by an attack). A click still waiting
-    /// for its result here (awaited this session, or its intent open in the
-    /// outbox: Ask to Buy, a payment the bank checks) is answered by it,
-    /// however late. Otherwise a transaction made more than
-    /// `ownChargeWindowMs` after the click is the store's: a key derived
-    /// from its ID, origin "store", the same on every install (another
-    /// install has no intent, and the dates are the transaction's). Keys
-    /// below `lowestClickKey` (engine clocks, earlier versions) carry no
-    /// time: they keep the click's key.
-    func isChangeOutsideClick(_ t: StoreTransaction, click k: Int64) -> Bool {
-        // Both positive here: the difference cannot overflow.
-        t.kind == .autoRenewableSubscription && k >= KeyAllocator.lowestClickKey
-            && t.purchaseDateMs > k && t.purchaseDateMs - k > Coordinator.ownChargeWindowMs
-            && !keys.isAwaiting(k) && outbox.intent(key: k) == nil
-    }
-
     /// The key a click's failure is stored under: the click's, unless the
     /// click already had a result (C9); then one derived from `seed`.
     func keyForFailure(_ k: Int64, seed: String) -> Int64 {

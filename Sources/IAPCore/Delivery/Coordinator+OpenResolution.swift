@@ -23,11 +23,11 @@ extension Coordinator {
                     sharedKeys: IntSet<Int64>?) -> (key: Int64, clickKey: Int64?)? {
         assertOwner()
         if stored.alreadyOwned && t.kind != .consumable { return nil }
-        // A record stored under the key its token names keeps it, even where
-        // `isChangeOutsideClick` would now say the store's: the click's open
-        // intent, which made it the click's, went when the result was
-        // stored, and the game may have granted it under that key.
-        guard !t.isRenewal, let k = t.token?.key, k > 0, r.key == k || !isChangeOutsideClick(t, click: k) else {
+        // A transaction that inherits its token is the store's
+        // (`handleTransaction`), unless its record is stored under the key
+        // the token names: versions before that rule stored it so, and the
+        // game may have granted it under that key.
+        guard !t.isRenewal, let k = t.token?.key, k > 0, r.key == k || !t.inheritsToken else {
             return (storeKey(t, flavor: .transaction), nil)
         }
         let alone = k == r.key && sharedKeys.map { !$0.contains(k) } ?? false

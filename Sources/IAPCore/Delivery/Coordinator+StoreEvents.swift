@@ -85,13 +85,16 @@ extension Coordinator {
             return
         }
         // Whose click this answers: the purchase call's key, or the token's
-        // (C5; a renewal carries its first purchase's token but is the
+        // (C5). A renewal carries its first purchase's token but is the
         // store's, and so is a change of the subscription made outside the
-        // game: `isChangeOutsideClick`).
+        // game, which inherits the token too (`inheritsToken`): under the
+        // click's key it was a second success of a key the game granted
+        // already, and a game granting each key once dropped a paid change
+        // (found by an attack).
         var click: Int64? = nil
         if case .purchase(let k) = arrival {
             click = k
-        } else if !t.isRenewal, let k = t.token?.key, k > 0, !isChangeOutsideClick(t, click: k) {
+        } else if !t.isRenewal, !t.inheritsToken, let k = t.token?.key, k > 0 {
             click = k
         }
         let answersClick: Bool = { if case .purchase(let k) = arrival { return keys.isAwaiting(k) } else { return false } }()

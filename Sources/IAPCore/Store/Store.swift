@@ -271,6 +271,17 @@ public struct StoreTransaction: Sendable, Equatable {
     /// The offer this transaction used (a free trial, a win-back offer...);
     /// nil at the regular price or when the store did not say.
     public var offer: TransactionOffer? { get { box.v.offer } set { unique().v.offer = newValue } }
+    /// An earlier transaction of the same subscription group carries the same
+    /// purchase token: this one continues a subscription whose token an
+    /// earlier purchase set, and is not the purchase of the click the token
+    /// names. StoreKit keeps a subscription's `appAccountToken` for its
+    /// later transactions, so a change made outside the game (an upgrade or
+    /// re-subscription in the App Store's settings, an offer code) carries
+    /// the token of the click that started the subscription. The store
+    /// works it out from its history when it reports the transaction; not
+    /// stored with records (a record's key was decided when it was stored),
+    /// and not part of `==`.
+    public var inheritsToken = false
     /// `familyShared` as the messages' `ownershipType` (StoreKit's names).
     public var ownershipType: String { familyShared ? "familyShared" : "purchased" }
 
