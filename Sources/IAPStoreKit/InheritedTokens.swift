@@ -23,13 +23,23 @@ enum InheritedTokens {
     /// ID) carries the same token. Renewals are told apart by their reason,
     /// and purchases answered by the purchase call are the click's: neither
     /// is asked here.
+    /// Reads `Transaction.all` to its end when the answer is no (the
+    /// usual one): callers ask once per transaction (`StoreKitStore`
+    /// keeps the answers), and never for a renewal or a revocation.
     static func inherits(_ t: Transaction) async -> Bool {
-        guard t.productType == .autoRenewable, let token = t.appAccountToken,
+        // Dates as seconds and tokens as text: the Foundation symbols the
+        // library links already (a `Date` or `UUID` comparison would add
+        // three that scripts/check-apple.sh cannot check on macOS).
+        guard t.productType == .autoRenewable, let token = t.appAccountToken?.uuidString,
               let group = t.subscriptionGroupID else { return false }
+        let at = t.purchaseDate.timeIntervalSince1970
         for await result in Transaction.all {
-            let u = result.unsafePayloadValue
-            guard u.id != t.id, u.subscriptionGroupID == group, u.appAccountToken == token else { continue }
-            if u.purchaseDate < t.purchaseDate || (u.purchaseDate == t.purchaseDate && u.id < t.id) { return true }
+            if Task.isCancelled { return false }
+            // Only the App Store's own transactions set a token (C6).
+            guard case .verified(let u) = result else { continue }
+            guard u.id != t.id, u.subscriptionGroupID == group, u.appAccountToken?.uuidString == token else { continue }
+            let uAt = u.purchaseDate.timeIntervalSince1970
+            if uAt < at || (uAt == at && u.id < t.id) { return true }
         }
         return false
     }

@@ -61,6 +61,9 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     private var notSold: Set<String> = []
     /// IDs of the last entitlements reported; nil until the "open" list.
     private var lastEntitlementIDs: [String]? = nil
+    /// `InheritedTokens.inherits` by transaction ID: the history before a
+    /// transaction does not change, so each is read once a session.
+    private var inheritedTokens: [UInt64: Bool] = [:]
     private let finisher: FinishQueue
     /// StoreKit messages announced to the coordinator, not shown yet.
     let messageShelf = MessageShelf()
@@ -324,7 +327,9 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         var st = StoreKitMapping.transaction(t, verified: verified, jws: result.jwsRepresentation, product: product,
                                              config: config)
         st.alreadyOwned = alreadyOwned
-        if case .update = arrival, !st.isRenewal, st.token != nil { st.inheritsToken = await InheritedTokens.inherits(t) }
+        if case .update = arrival, !st.isRenewal, st.revocationDateMs == nil, st.token != nil {
+            st.inheritsToken = await inherits(t)
+        }
         lock.withLock { kept[st.id] = t }
         emit(.transaction(st, arrival))
         if st.kind != .consumable { await announceEntitlementChange() }
@@ -549,11 +554,20 @@ public final class StoreKitStore: Store, @unchecked Sendable {
                                                  config: config)
             if st.kind == .consumable { continue }
             // The facts that vouch for a held record at open (C11) give its key.
-            if !st.isRenewal, st.token != nil { st.inheritsToken = await InheritedTokens.inherits(t) }
+            if !st.isRenewal, st.token != nil { st.inheritsToken = await inherits(t) }
             if st.kind == .nonRenewingSubscription, let end = st.expiresDateMs, end <= now { continue }
             out.append(st)
         }
         return out.sorted { (UInt64($0.id) ?? 0) < (UInt64($1.id) ?? 0) }
+    }
+
+    /// `InheritedTokens.inherits`, read once per transaction. An answer
+    /// found while the store stops (a cancelled read) is not kept.
+    private func inherits(_ t: Transaction) async -> Bool {
+        if let known = lock.withLock({ inheritedTokens[t.id] }) { return known }
+        let answer = await InheritedTokens.inherits(t)
+        if !Task.isCancelled { lock.withLock { inheritedTokens[t.id] = answer } }
+        return answer
     }
 
     /// Reports the entitlements with reason "change" when they differ from

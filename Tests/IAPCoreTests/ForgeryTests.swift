@@ -1,5 +1,5 @@
 import Foundation
-import IAPCore
+@_spi(Testing) import IAPCore
 import Testing
 
 /// C11: the outbox is evidence, not authority. The file is on the player's
@@ -264,6 +264,37 @@ struct ForgeryTests {
         let txn = try #require(try again.transactions().first { $0["transactionID"]?.stringValue == forgedRecord.transactionID })
         #expect(txn["finished"] == .bool(true))
         again.close()
+    }
+
+    @Test("not a forgery: a re-subscription made outside the game (it inherits the token of a click whose result is still live) that an earlier version stored under the click's late key keeps that key at the next open, once, with nothing reported unvouched")
+    func inheritedUnderLateKeyKeepsIt() throws {
+        let env = TestEnv()
+        var b = try env.open()
+        _ = b.drain()
+        // Bought and granted, not confirmed (a kill): its result stays live.
+        let k = try b.buy("vip_monthly", 0)
+        #expect(b.results(b.drain()).map(\.keyValue) == [k])
+        _ = try b.sim(#"{"op":"auto_renew","productID":"vip_monthly","enabled":false}"#)
+        _ = try b.sim(#"{"op":"advance","seconds":\#(40 * 86_400)}"#)
+        // Re-subscribed from the App Store's settings: the chain's token.
+        let u = try #require(try b.sim(#"{"op":"external_purchase","productID":"vip_monthly"}"#)["transactionID"]?.stringValue)
+        let shown = b.results(b.drain()).filter { $0["transactionID"]?.stringValue == u }
+        let storeKey = try #require(shown.first?.keyValue)
+        #expect(shown.count == 1 && storeKey < 0 && shown.first?["origin"]?.stringValue == "store", "\(shown)")
+        b.close()
+        // What versions before the inherited-token rule stored: the click's
+        // late key (its key held T1's live result), naming the click. The
+        // game was shown and granted it under that key.
+        let late = Coordinator.hashKey("c:\(k):" + u)
+        try Self.rewriteKey(env, from: storeKey, to: late, clickKey: false)
+
+        b = try env.open()
+        let ms = b.drain()
+        let again = b.results(ms).filter { $0["transactionID"]?.stringValue == u }
+        #expect(again.map(\.keyValue) == [late], "the key the game was shown, once: \(again)")
+        #expect(Self.of(ms, "unvouched").isEmpty, "\(Self.of(ms, "unvouched"))")
+        try b.confirmAll(b.results(ms))
+        b.close()
     }
 
     @Test("not a forgery: a charge that came after its click's failure is the click's success at the next open; with the failure unconfirmed, it waits for that confirm, then comes under the click's key", arguments: [false, true])

@@ -79,7 +79,7 @@ extension Coordinator {
         return k
     }
 
-    static func hashKey(_ seed: String) -> Int64 {
+    @_spi(Testing) public static func hashKey(_ seed: String) -> Int64 {
         var h: UInt64 = 0xcbf29ce484222325
         for b in seed.utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }
         return -Int64(h & 0x3FFF_FFFF_FFFF_FFFF) - 1

@@ -24,9 +24,14 @@ extension Coordinator {
         assertOwner()
         if stored.alreadyOwned && t.kind != .consumable { return nil }
         // A transaction that inherits its token is the store's
-        // (`handleTransaction`), unless its record is stored under the key
-        // the token names: versions before that rule stored it so, and the
-        // game may have granted it under that key.
+        // (`handleTransaction`), unless its record is stored under a key
+        // versions before that rule gave it, and the game may have granted
+        // it under: the key the token names, or (that key holding another
+        // transaction's live result then) the click's late key.
+        if t.inheritsToken, !t.isRenewal, let k = t.token?.key, k > 0, r.key != k,
+           r.key == lateKey(click: k, transaction: r.transactionID) {
+            return (r.key, k)
+        }
         guard !t.isRenewal, let k = t.token?.key, k > 0, r.key == k || !t.inheritsToken else {
             return (storeKey(t, flavor: .transaction), nil)
         }
