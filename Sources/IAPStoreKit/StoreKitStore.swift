@@ -61,6 +61,15 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     private var notSold: Set<String> = []
     /// IDs of the last entitlements reported; nil until the "open" list.
     private var lastEntitlementIDs: [String]? = nil
+    /// Transaction IDs StoreKit did not list as unfinished at this open
+    /// (the sweep), nil until the sweep ended.
+    private var unfinishedAtOpen: Set<String>? = nil
+    /// Refunded transactions the history scan reported that StoreKit had
+    /// finished already: a finish of one asks StoreKit nothing
+    /// (`finishNow`). The coordinator finishes a refund it delivered before
+    /// at every open (its tombstone is kept), and each such call waited in
+    /// the finish queue, up to `finishTimeoutMs` if StoreKit hung.
+    private var finishedBefore: Set<String> = []
     /// `InheritedTokens.inherits` by transaction ID: the history before a
     /// transaction does not change, so each is read once a session.
     private var inheritedTokens: [UInt64: Bool] = [:]
@@ -132,6 +141,7 @@ public final class StoreKitStore: Store, @unchecked Sendable {
                 ids.append(String(result.unsafePayloadValue.id))
                 await self.report(result, .update)
             }
+            self.lock.withLock { self.unfinishedAtOpen = Set(ids) }
             self.emit(.unfinished(ids))
             let groups = await self.reportRefundsWhileClosed()
             let list = await self.entitlements()
@@ -524,6 +534,10 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     private func reportRefundsWhileClosed() async -> [String] {
         await scanHistory { result in
             guard case .verified(let t) = result, t.revocationDate != nil else { return }
+            let id = String(t.id)
+            lock.withLock {
+                if let unfinished = unfinishedAtOpen, !unfinished.contains(id) { finishedBefore.insert(id) }
+            }
             await report(result, .update)
         }
     }
@@ -588,6 +602,10 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     // MARK: Finishing
 
     private func finishNow(_ id: String) async {
+        if lock.withLock({ finishedBefore.remove(id) != nil }) {
+            emit(.finished([id]))
+            return
+        }
         var transaction = lock.withLock { kept[id] }
         if transaction == nil {
             // Confirmed before StoreKit re-delivered it this session: find it.

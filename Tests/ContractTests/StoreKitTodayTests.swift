@@ -345,9 +345,14 @@ extension StoreContract {
             #expect(b.c.flush() == nil)
             b.close()
 
+            let finishes = StandIn.finishCalls.filter { $0 == txn }.count
             (b, _) = try await launch(env)
             try await barrier(b)
             #expect(b.messages(type: "revoked").isEmpty, "delivered once")
+            // Finished long ago: the next launches ask StoreKit nothing more
+            // of it (each finish() could wait finishTimeoutMs if StoreKit hung).
+            #expect(b.c.flush() == nil)
+            #expect(StandIn.finishCalls.filter { $0 == txn }.count == finishes, "finish() called again at a later launch")
             b.close()
         }
     }
