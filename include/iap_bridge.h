@@ -25,9 +25,9 @@
  *   - Remember the keys of the successes you granted (never a failure's key)
  *     and do not grant a key you saved again: a crash between your save and
  *     your confirm re-delivers it. At-least-once delivery plus this check is
- *     exactly-once granting. A failure ("3" or "8") can be followed, once
- *     confirmed, by the charge the store made anyway, under the same key:
- *     grant that success.
+ *     exactly-once granting. A failure ("3" or "8"; with StoreKit any
+ *     failure) can be followed, once confirmed, by the charge the store
+ *     made anyway, under the same key: grant that success.
  *   - Confirm every "7" and every "revoked" message, whatever its result.
  *   - Messages carry keys as decimal strings: read them as int64, never as a
  *     double (keys pass 2^53).
@@ -346,11 +346,11 @@ int32_t iap_buy_offer(iap_bridge *b, const char *product_id, const char *offer_i
  * the item and saved. Every key has at most one such message at a time, and
  * one success ever (an interrupted payment or Ask to Buy is a "pending"
  * message, not a result; a store that charged after it reported a failure,
- * result "3" or "8", delivers that charge under the same key once the
- * failure is confirmed: do not save a failure's key), and a confirm
- * takes that one only once it has been handed to the game (by iap_poll or
- * the callback) in this session: a result the game has not been shown is
- * never dropped. Does no I/O: the record is dropped on the SDK thread and
+ * result "3" or "8" (with StoreKit any failure), delivers that charge under
+ * the same key once the failure is confirmed: do not save a failure's key),
+ * and a confirm takes that one only once it has been handed to the game (by
+ * iap_poll or the callback) in this session: a result the game has not been
+ * shown is never dropped. Does no I/O: the record is dropped on the SDK thread and
  * the store transaction finished once the confirm is durable (group commit:
  * many confirms share one disk sync; iap_flush waits for it). Returns IAP_OK,
  * IAP_E_NOT_DELIVERED (its result has not been handed to the game yet, e.g. a

@@ -61,8 +61,8 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     private var notSold: Set<String> = []
     /// IDs of the last entitlements reported; nil until the "open" list.
     private var lastEntitlementIDs: [String]? = nil
-    /// Transaction IDs StoreKit did not list as unfinished at this open
-    /// (the sweep), nil until the sweep ended.
+    /// The transaction IDs StoreKit listed as unfinished at this open (the
+    /// sweep); nil until the sweep ended.
     private var unfinishedAtOpen: Set<String>? = nil
     /// Refunded transactions the history scan reported that StoreKit had
     /// finished already: a finish of one asks StoreKit nothing
@@ -130,6 +130,10 @@ public final class StoreKitStore: Store, @unchecked Sendable {
         tasks.spawn { [weak self] in
             for await result in Transaction.updates {
                 guard let self, !Task.isCancelled else { return }
+                // A refund StoreKit sends now is finished as StoreKit asks,
+                // even if the history scan saw it first.
+                let id = String(result.unsafePayloadValue.id)
+                self.lock.withLock { _ = self.finishedBefore.remove(id) }
                 await self.report(result, .update)
             }
         }
@@ -602,7 +606,12 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     // MARK: Finishing
 
     private func finishNow(_ id: String) async {
-        if lock.withLock({ finishedBefore.remove(id) != nil }) {
+        let skip = lock.withLock { () -> Bool in
+            guard finishedBefore.remove(id) != nil else { return false }
+            kept[id] = nil
+            return true
+        }
+        if skip {
             emit(.finished([id]))
             return
         }

@@ -350,9 +350,39 @@ extension StoreContract {
             try await barrier(b)
             #expect(b.messages(type: "revoked").isEmpty, "delivered once")
             // Finished long ago: the next launches ask StoreKit nothing more
-            // of it (each finish() could wait finishTimeoutMs if StoreKit hung).
+            // of it (each finish() could wait finishTimeoutMs if StoreKit
+            // hung). The finish queue runs in order: once a purchase
+            // confirmed now is finished, any finish of the refund queued at
+            // the open has run.
+            let last = try #require(StandIn.externalPurchase("coins_100"))
+            let lastKey = try #require(await b.result("the last purchase") { $0.transactionID == String(last) }?.key)
+            try b.confirm(lastKey)
             #expect(b.c.flush() == nil)
+            await TestBridge.eventually("the last purchase finished") { StandIn.isFinished(last) }
             #expect(StandIn.finishCalls.filter { $0 == txn }.count == finishes, "finish() called again at a later launch")
+            b.close()
+        }
+
+        @Test("A purchase the game had not confirmed, refunded while the app was closed: StoreKit still lists it unfinished, and it is finished once the game confirmed its result and its refund")
+        func unconfirmedRefundedWhileClosed() async throws {
+            let env = fresh()
+            var (b, _) = try await launch(env)
+            let key: Int64 = 1_810_000_000_071
+            _ = try b.buy("remove_ads", key)
+            let r = try #require(await b.result(key: key))
+            let txn = try #require(r.transactionID.flatMap(UInt64.init))
+            b.close()  // killed before the confirm
+
+            StandIn.refundWhileClosed(txn)
+            (b, _) = try await launch(env)
+            await b.wait(for: "the revoked message") { ms in
+                ms.contains { $0["type"]?.stringValue == "revoked" && $0.transactionID == String(txn) }
+            }
+            for m in b.messages where ["7", "revoked"].contains(m["type"]?.stringValue ?? "") && m.transactionID == String(txn) {
+                try b.confirm(try #require(m.key))
+            }
+            #expect(b.c.flush() == nil)
+            await TestBridge.eventually("the refunded purchase finished") { StandIn.isFinished(txn) }
             b.close()
         }
     }

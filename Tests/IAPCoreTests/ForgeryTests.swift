@@ -266,14 +266,19 @@ struct ForgeryTests {
         again.close()
     }
 
-    @Test("not a forgery: a re-subscription made outside the game (it inherits the token of a click whose result is still live) that an earlier version stored under the click's late key keeps that key at the next open, once, with nothing reported unvouched")
-    func inheritedUnderLateKeyKeepsIt() throws {
+    @Test("a re-subscription made outside the game (it inherits the click's token) stored under the click's late key: kept while the click's own result is live (what an earlier version stored, not a forgery); once that result is confirmed, the late key is refused (a hand edit: the hash is public) and the transaction comes again under its store key, which the game granted",
+          arguments: [false, true])
+    func inheritedUnderLateKey(_ clickConfirmed: Bool) throws {
         let env = TestEnv()
         var b = try env.open()
         _ = b.drain()
         // Bought and granted, not confirmed (a kill): its result stays live.
         let k = try b.buy("vip_monthly", 0)
         #expect(b.results(b.drain()).map(\.keyValue) == [k])
+        if clickConfirmed {
+            try b.confirm(k)
+            #expect(b.c.flush() == nil)
+        }
         _ = try b.sim(#"{"op":"auto_renew","productID":"vip_monthly","enabled":false}"#)
         _ = try b.sim(#"{"op":"advance","seconds":\#(40 * 86_400)}"#)
         // Re-subscribed from the App Store's settings: the chain's token.
@@ -282,17 +287,23 @@ struct ForgeryTests {
         let storeKey = try #require(shown.first?.keyValue)
         #expect(shown.count == 1 && storeKey < 0 && shown.first?["origin"]?.stringValue == "store", "\(shown)")
         b.close()
-        // What versions before the inherited-token rule stored: the click's
-        // late key (its key held T1's live result), naming the click. The
-        // game was shown and granted it under that key.
+        // What versions before the inherited-token rule stored while the
+        // click's result was live: the click's late key. The game was shown
+        // and granted it under that key (or, with the click confirmed
+        // first, a player moved it there by hand).
         let late = Coordinator.hashKey("c:\(k):" + u)
         try Self.rewriteKey(env, from: storeKey, to: late, clickKey: false)
 
         b = try env.open()
         let ms = b.drain()
         let again = b.results(ms).filter { $0["transactionID"]?.stringValue == u }
-        #expect(again.map(\.keyValue) == [late], "the key the game was shown, once: \(again)")
-        #expect(Self.of(ms, "unvouched").isEmpty, "\(Self.of(ms, "unvouched"))")
+        if clickConfirmed {
+            #expect(again.map(\.keyValue) == [storeKey], "under its store key (granted: ignored), never the late one: \(again)")
+            #expect(Self.of(ms, "unvouched").map(\.keyValue) == [late], "\(Self.of(ms, "unvouched"))")
+        } else {
+            #expect(again.map(\.keyValue) == [late], "the key the game was shown, once: \(again)")
+            #expect(Self.of(ms, "unvouched").isEmpty, "\(Self.of(ms, "unvouched"))")
+        }
         try b.confirmAll(b.results(ms))
         b.close()
     }
