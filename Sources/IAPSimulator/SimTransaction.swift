@@ -194,12 +194,6 @@ struct SimTransaction: Sendable {
     /// transaction keeps the currency it was charged in, whatever storefront
     /// the player moved to since (StoreKit's `Transaction.currency`).
     func storeTransaction(currency: String) -> StoreTransaction {
-        var st = storeTransactionFacts(currency: currency)
-        st.inheritsToken = inheritsToken
-        return st
-    }
-
-    private func storeTransactionFacts(currency: String) -> StoreTransaction {
         let currency = storefront.map { Price.currency(storefront: $0) } ?? currency
         // A first purchase is its own original: one string for both.
         let idText = UTF8Text.decimal(id)
@@ -215,7 +209,7 @@ struct SimTransaction: Sendable {
             // makes renewals store-initiated in the same chain; an upgrade is
             // in the chain too, but a click's.
             isRenewal: storeInitiated && originalID != id && kind == .autoRenewableSubscription,
-            familyShared: familyShared, storefront: storefront, offer: offer)
+            familyShared: familyShared, storefront: storefront, offer: offer, inheritsToken: inheritsToken)
     }
 }
 

@@ -61,9 +61,6 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     private var notSold: Set<String> = []
     /// IDs of the last entitlements reported; nil until the "open" list.
     private var lastEntitlementIDs: [String]? = nil
-    /// The transaction IDs StoreKit listed as unfinished at this open (the
-    /// sweep); nil until the sweep ended.
-    private var unfinishedAtOpen: Set<String>? = nil
     /// Refunded transactions the history scan reported that StoreKit had
     /// finished already: a finish of one asks StoreKit nothing
     /// (`finishNow`). The coordinator finishes a refund it delivered before
@@ -145,9 +142,8 @@ public final class StoreKitStore: Store, @unchecked Sendable {
                 ids.append(String(result.unsafePayloadValue.id))
                 await self.report(result, .update)
             }
-            self.lock.withLock { self.unfinishedAtOpen = Set(ids) }
             self.emit(.unfinished(ids))
-            let groups = await self.reportRefundsWhileClosed()
+            let groups = await self.reportRefundsWhileClosed(unfinished: Set(ids))
             let list = await self.entitlements()
             self.lock.withLock { self.lastEntitlementIDs = list.map(\.id) }
             self.emit(.entitlements(list, reason: .open))
@@ -533,15 +529,15 @@ public final class StoreKitStore: Store, @unchecked Sendable {
     /// game's thread, and stops when the bridge closes; the coordinator
     /// drops the revocations it has delivered already (tombstones, kept as
     /// long as the outbox).
+    /// `unfinished`: the IDs this open's sweep listed.
     /// Returns the subscription groups the scan saw (for the "open" status).
     @discardableResult
-    private func reportRefundsWhileClosed() async -> [String] {
+    private func reportRefundsWhileClosed(unfinished: Set<String>) async -> [String] {
         await scanHistory { result in
             guard case .verified(let t) = result, t.revocationDate != nil else { return }
+            // Not listed by this open's sweep: finished already (`finishedBefore`).
             let id = String(t.id)
-            lock.withLock {
-                if let unfinished = unfinishedAtOpen, !unfinished.contains(id) { finishedBefore.insert(id) }
-            }
+            if !unfinished.contains(id) { lock.withLock { _ = finishedBefore.insert(id) } }
             await report(result, .update)
         }
     }

@@ -129,6 +129,19 @@ extension StoreContract {
 
         // MARK: A change of the subscription made outside the game
 
+        /// The game killed before its confirm: `b` closed, the app
+        /// reinstalled if asked (the outbox gone, the store's history kept),
+        /// opened again; returns once transaction `txn` came again and what
+        /// the store reported before is handled.
+        func relaunch(_ s: Backend, _ env: Env, _ b: TestBridge, reinstall: Bool, until txn: String) async throws -> TestBridge {
+            b.close()
+            if reinstall { env.reinstall() }
+            let again = try await s.open(env)
+            await again.wait(for: "transaction \(txn) again") { _ in !again.results(transaction: txn).isEmpty }
+            try await s.barrier(again)
+            return again
+        }
+
         @Test("a re-subscription made outside the game (it carries the purchase token of the click that started the subscription, as StoreKit's chain does) is the store's: its own negative key, origin store, the same after a restart and a reinstall; never a second success of the click's key",
               arguments: backends)
         func changeOutsideTheGame(_ kind: BackendKind) async throws {
@@ -153,10 +166,7 @@ extension StoreContract {
             // Unconfirmed at a restart, and after a reinstall (the outbox
             // gone, the store's history kept): the same key (C4, C11).
             for reinstall in [false, true] {
-                b.close()
-                if reinstall { env.reinstall() }
-                b = try await s.open(env)
-                await b.wait(for: "the re-subscription again") { _ in !b.results(transaction: txn).isEmpty }
+                b = try await relaunch(s, env, b, reinstall: reinstall, until: txn)
                 #expect(b.results(transaction: txn).map(\.key) == [k2], "reinstalled \(reinstall)")
                 #expect(b.results(key: k1).isEmpty)
             }
@@ -175,11 +185,7 @@ extension StoreContract {
             let txn = try #require(r.transactionID)
             #expect(r["result"]?.stringValue == "0" && r["origin"]?.stringValue == "game", "\(r)")
             for reinstall in [false, true] {
-                b.close()
-                if reinstall { env.reinstall() }
-                b = try await s.open(env)
-                await b.wait(for: "the result again") { _ in !b.results(transaction: txn).isEmpty }
-                try await s.barrier(b)
+                b = try await relaunch(s, env, b, reinstall: reinstall, until: txn)
                 #expect(b.results(transaction: txn).map(\.key) == [k], "reinstalled \(reinstall): \(b.results(transaction: txn))")
                 #expect(b.messages(type: "unvouched").isEmpty, "\(b.messages(type: "unvouched"))")
             }
@@ -201,10 +207,7 @@ extension StoreContract {
             let txn = try #require(r.transactionID)
             #expect(r["result"]?.stringValue == "0" && r["origin"]?.stringValue == "game", "\(r)")
             // Granted, killed before the confirm: the same key at the next launch.
-            b.close()
-            b = try await s.open(env)
-            await b.wait(for: "the result again") { _ in !b.results(transaction: txn).isEmpty }
-            try await s.barrier(b)
+            b = try await relaunch(s, env, b, reinstall: false, until: txn)
             #expect(b.results(transaction: txn).map(\.key) == [k], "\(b.results(transaction: txn))")
             #expect(b.messages(type: "unvouched").isEmpty && b.messages(type: "error").isEmpty, "\(b.messages)")
             try b.confirm(k)

@@ -23,21 +23,21 @@ extension Coordinator {
                     sharedKeys: IntSet<Int64>?) -> (key: Int64, clickKey: Int64?)? {
         assertOwner()
         if stored.alreadyOwned && t.kind != .consumable { return nil }
-        // A transaction that inherits its token is the store's
-        // (`handleTransaction`), unless its record is stored under a key
-        // versions before that rule gave it, and the game may have granted
-        // it under: the key the token names (below), or the click's late
-        // key, given while another result held the click's key. That late
-        // key is kept only while such a result still does. Otherwise it is
-        // refused (the record is dropped as edited and the transaction
-        // comes again under its store key): moved there by hand (the hash
-        // is public) from the store key the game granted, it would be a
-        // second grant.
-        if t.inheritsToken, !t.isRenewal, let k = t.token?.key, k > 0, r.key != k,
-           r.key == lateKey(click: k, transaction: r.transactionID), clickHasResult(k, besides: r.transactionID) {
-            return (r.key, k)
-        }
-        guard !t.isRenewal, let k = t.token?.key, k > 0, r.key == k || !t.inheritsToken else {
+        guard !t.isRenewal, let k = t.token?.key, k > 0 else { return (storeKey(t, flavor: .transaction), nil) }
+        if t.inheritsToken && r.key != k {
+            // A transaction that inherits its token is the store's
+            // (`handleTransaction`), unless its record is stored under a
+            // key versions before that rule gave it, and the game may have
+            // granted it under: the key the token names (then it goes on
+            // below), or the click's late key, given while another result
+            // held the click's key. That late key is kept only while such a
+            // result still does. Otherwise it is refused (the record is
+            // dropped as edited and the transaction comes again under its
+            // store key): moved there by hand (the hash is public) from the
+            // store key the game granted, it would be a second grant.
+            if r.key == lateKey(click: k, transaction: r.transactionID), clickHasResult(k, besides: r.transactionID) {
+                return (r.key, k)
+            }
             return (storeKey(t, flavor: .transaction), nil)
         }
         let alone = k == r.key && sharedKeys.map { !$0.contains(k) } ?? false

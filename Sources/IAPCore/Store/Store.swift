@@ -290,7 +290,7 @@ public struct StoreTransaction: Sendable, Equatable {
                 price: String, currency: String, quantity: Int64 = 1, token: PurchaseToken? = nil,
                 verified: Bool = true, jws: String? = nil, environment: String, isUpgraded: Bool = false,
                 isRenewal: Bool = false, alreadyOwned: Bool = false, familyShared: Bool = false, storefront: String? = nil,
-                offer: TransactionOffer? = nil) {
+                offer: TransactionOffer? = nil, inheritsToken: Bool = false) {
         box = Box(Values(
             id: id,
             originalID: originalID,
@@ -313,6 +313,7 @@ public struct StoreTransaction: Sendable, Equatable {
             familyShared: familyShared,
             storefront: storefront,
             offer: offer))
+        self.inheritsToken = inheritsToken
     }
 
     public static func == (a: StoreTransaction, b: StoreTransaction) -> Bool {
